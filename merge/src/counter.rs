@@ -1,0 +1,442 @@
+//! Count-min counter pages and their delta operands.
+//!
+//! ```text
+//! CounterPage  (kind 0x01, v1) payload: cell u32 LE × n
+//! CounterDelta (kind 0x02, v1) payload: page_len u32 LE | form u8 | body
+//!   form 0, sparse: (index u32 LE, add u32 LE) × k     (8 k bytes)
+//!   form 1, dense:  add u32 LE × page_len              (4 page_len bytes)
+//! ```
+//!
+//! Cells are `u32` and additions saturate at `u32::MAX` (RedisBloom's semantics). All
+//! additions are non-negative, so saturating addition is associative and commutative:
+//! applying deltas one by one, combined, or in any grouping gives the same cells. An
+//! addition larger than `u32::MAX` saturates any cell, so adds are stored as `u32`.
+//!
+//! A delta names the length of the page it was written for; a full merge skips a delta
+//! whose length differs from the page's, or whose indices fall outside it.
+
+use crate::error::{Error, Result};
+use crate::header::{self, Kind};
+
+const PAGE_LEN_OFFSET: usize = 0;
+const FORM_OFFSET: usize = PAGE_LEN_OFFSET + 4;
+const BODY_OFFSET: usize = FORM_OFFSET + 1;
+const SPARSE_ENTRY_LEN: usize = 8;
+const FORM_SPARSE: u8 = 0;
+const FORM_DENSE: u8 = 1;
+
+/// A materialized page of counters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CounterPage {
+    cells: Vec<u32>,
+}
+
+impl CounterPage {
+    /// A page of `len` zero counters: what a missing page reads as.
+    pub fn zeroed(len: usize) -> CounterPage {
+        CounterPage {
+            cells: vec![0; len],
+        }
+    }
+
+    /// A page holding `cells`.
+    pub fn from_cells(cells: Vec<u32>) -> CounterPage {
+        CounterPage { cells }
+    }
+
+    /// The counters.
+    pub fn cells(&self) -> &[u32] {
+        &self.cells
+    }
+
+    /// Consumes the page, returning its counters.
+    pub fn into_cells(self) -> Vec<u32> {
+        self.cells
+    }
+
+    /// Whether every counter is zero (such a page need not be stored).
+    pub fn is_zero(&self) -> bool {
+        self.cells.iter().all(|c| *c == 0)
+    }
+
+    /// Decodes a stored page, checking header, checksum and length.
+    pub fn decode(bytes: &[u8]) -> Result<CounterPage> {
+        let framed = header::decode(bytes)?;
+        expect_kind(framed.kind, Kind::CounterPage)?;
+        Ok(CounterPage {
+            cells: read_u32s(framed.payload)?,
+        })
+    }
+
+    /// Encodes the page with its header.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = header::begin(Kind::CounterPage, self.cells.len() * 4);
+        for cell in &self.cells {
+            out.extend_from_slice(&cell.to_le_bytes());
+        }
+        header::finish(out)
+    }
+
+    /// Adds a delta with saturation. The delta must have been checked against the page
+    /// with [`DeltaView::fits`].
+    fn apply(&mut self, delta: &DeltaView<'_>) {
+        delta.for_each(|index, add| {
+            if let Some(cell) = self.cells.get_mut(index as usize) {
+                *cell = cell.saturating_add(add);
+            }
+        });
+    }
+}
+
+/// The body of a delta.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeltaBody {
+    /// `(index, add)` pairs, in the order they apply.
+    Sparse(Vec<(u32, u32)>),
+    /// One addition per cell of the page.
+    Dense(Vec<u32>),
+}
+
+/// A delta operand: saturating additions to some cells of one page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CounterDelta {
+    page_len: u32,
+    body: DeltaBody,
+}
+
+impl CounterDelta {
+    /// A sparse delta for a page of `page_len` cells. Returns `Invalid` if an index is
+    /// out of range.
+    pub fn sparse(page_len: u32, entries: Vec<(u32, u32)>) -> Result<CounterDelta> {
+        if entries.iter().any(|(index, _)| *index >= page_len) {
+            return Err(Error::Invalid("delta index beyond the page"));
+        }
+        Ok(CounterDelta {
+            page_len,
+            body: DeltaBody::Sparse(entries),
+        })
+    }
+
+    /// A dense delta: one addition per cell.
+    pub fn dense(adds: Vec<u32>) -> Result<CounterDelta> {
+        let page_len =
+            u32::try_from(adds.len()).map_err(|_| Error::Invalid("page longer than u32"))?;
+        Ok(CounterDelta {
+            page_len,
+            body: DeltaBody::Dense(adds),
+        })
+    }
+
+    /// The length of the page this delta was written for.
+    pub fn page_len(&self) -> u32 {
+        self.page_len
+    }
+
+    /// The body.
+    pub fn body(&self) -> &DeltaBody {
+        &self.body
+    }
+
+    /// Decodes an operand, checking header, checksum and every index.
+    pub fn decode(bytes: &[u8]) -> Result<CounterDelta> {
+        let view = DeltaView::decode(bytes)?;
+        let body = match view.form {
+            Form::Sparse => {
+                let mut entries = Vec::with_capacity(view.body.len() / SPARSE_ENTRY_LEN);
+                view.for_each(|index, add| entries.push((index, add)));
+                DeltaBody::Sparse(entries)
+            }
+            Form::Dense => DeltaBody::Dense(read_u32s(view.body)?),
+        };
+        Ok(CounterDelta {
+            page_len: view.page_len,
+            body,
+        })
+    }
+
+    /// Encodes the operand with its header.
+    pub fn encode(&self) -> Vec<u8> {
+        let (form, body_len) = match &self.body {
+            DeltaBody::Sparse(entries) => (FORM_SPARSE, entries.len() * SPARSE_ENTRY_LEN),
+            DeltaBody::Dense(adds) => (FORM_DENSE, adds.len() * 4),
+        };
+        let mut out = header::begin(Kind::CounterDelta, BODY_OFFSET + body_len);
+        out.extend_from_slice(&self.page_len.to_le_bytes());
+        out.push(form);
+        match &self.body {
+            DeltaBody::Sparse(entries) => {
+                for (index, add) in entries {
+                    out.extend_from_slice(&index.to_le_bytes());
+                    out.extend_from_slice(&add.to_le_bytes());
+                }
+            }
+            DeltaBody::Dense(adds) => {
+                for add in adds {
+                    out.extend_from_slice(&add.to_le_bytes());
+                }
+            }
+        }
+        header::finish(out)
+    }
+
+    /// Encodes the sum of `adds` (one per cell of the page) in whichever form is
+    /// smaller: sparse while it has fewer than half the cells non-zero, dense after.
+    /// The result is never larger than a dense delta, so never much larger than the page.
+    pub fn encode_sum(adds: &[u32]) -> Vec<u8> {
+        let non_zero = adds.iter().filter(|a| **a != 0).count();
+        let page_len = u32::try_from(adds.len()).unwrap_or(u32::MAX);
+        let body = if non_zero * SPARSE_ENTRY_LEN < adds.len() * 4 {
+            DeltaBody::Sparse(
+                (0u32..)
+                    .zip(adds.iter().copied())
+                    .filter(|(_, add)| *add != 0)
+                    .collect(),
+            )
+        } else {
+            DeltaBody::Dense(adds.to_vec())
+        };
+        CounterDelta { page_len, body }.encode()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    Sparse,
+    Dense,
+}
+
+/// A checked, zero-copy view of an encoded delta, used on the merge path.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DeltaView<'a> {
+    page_len: u32,
+    form: Form,
+    body: &'a [u8],
+}
+
+impl<'a> DeltaView<'a> {
+    pub(crate) fn decode(bytes: &'a [u8]) -> Result<DeltaView<'a>> {
+        let framed = header::decode(bytes)?;
+        expect_kind(framed.kind, Kind::CounterDelta)?;
+        let payload = framed.payload;
+        let fixed = payload.get(..BODY_OFFSET).ok_or(Error::Truncated {
+            need: header::HEADER_LEN + BODY_OFFSET,
+            have: bytes.len(),
+        })?;
+        let page_len = le_u32(fixed, PAGE_LEN_OFFSET);
+        let body = payload.get(BODY_OFFSET..).unwrap_or_default();
+        let form = match fixed.get(FORM_OFFSET) {
+            Some(&FORM_SPARSE) => Form::Sparse,
+            Some(&FORM_DENSE) => Form::Dense,
+            _ => return Err(Error::Invalid("unknown delta form")),
+        };
+        let view = DeltaView {
+            page_len,
+            form,
+            body,
+        };
+        match form {
+            Form::Sparse => {
+                if !body.len().is_multiple_of(SPARSE_ENTRY_LEN) {
+                    return Err(Error::Invalid("sparse delta body is not whole entries"));
+                }
+                let mut in_range = true;
+                view.for_each(|index, _| in_range &= index < page_len);
+                if !in_range {
+                    return Err(Error::Invalid("delta index beyond the page"));
+                }
+            }
+            Form::Dense => {
+                if body.len() != page_len as usize * 4 {
+                    return Err(Error::Invalid("dense delta length differs from its page"));
+                }
+            }
+        }
+        Ok(view)
+    }
+
+    pub(crate) fn page_len(&self) -> u32 {
+        self.page_len
+    }
+
+    /// Calls `f(index, add)` for each addition, in order.
+    fn for_each(&self, mut f: impl FnMut(u32, u32)) {
+        match self.form {
+            Form::Sparse => {
+                for entry in self.body.chunks_exact(SPARSE_ENTRY_LEN) {
+                    f(le_u32(entry, 0), le_u32(entry, 4));
+                }
+            }
+            Form::Dense => {
+                for (index, add) in (0u32..).zip(self.body.chunks_exact(4)) {
+                    f(index, le_u32(add, 0));
+                }
+            }
+        }
+    }
+
+    /// Adds this delta into `sums` (one slot per cell), saturating.
+    pub(crate) fn add_into(&self, sums: &mut [u32]) {
+        self.for_each(|index, add| {
+            if let Some(sum) = sums.get_mut(index as usize) {
+                *sum = sum.saturating_add(add);
+            }
+        });
+    }
+}
+
+/// Full merge for counter pages; see [`crate::full_merge`].
+pub(crate) fn full_merge(existing: Option<&[u8]>, operands: &[&[u8]]) -> crate::Merged {
+    let mut skipped = 0;
+    let mut page = match existing {
+        Some(bytes) => match CounterPage::decode(bytes) {
+            Ok(page) => Some(page),
+            Err(_) => return crate::Merged::unchanged(bytes, operands.len()),
+        },
+        None => None,
+    };
+    for operand in operands {
+        let Ok(delta) = DeltaView::decode(operand) else {
+            skipped += 1;
+            continue;
+        };
+        let page = page.get_or_insert_with(|| CounterPage::zeroed(delta.page_len() as usize));
+        if page.cells.len() != delta.page_len() as usize {
+            skipped += 1;
+            continue;
+        }
+        page.apply(&delta);
+    }
+    match page {
+        Some(page) => crate::Merged {
+            value: page.encode(),
+            skipped,
+        },
+        // No page and no operand that decodes: nothing to build a page from. An empty
+        // value reads back as a truncated page, so the reader reports the corruption.
+        None => crate::Merged {
+            value: Vec::new(),
+            skipped,
+        },
+    }
+}
+
+/// Partial merge for counter deltas; see [`crate::partial_merge`].
+pub(crate) fn partial_merge(operands: &[&[u8]]) -> Option<Vec<u8>> {
+    let mut views = operands.iter().map(|op| DeltaView::decode(op).ok());
+    let first = views.next()??;
+    let mut sums = vec![0u32; first.page_len() as usize];
+    first.add_into(&mut sums);
+    for view in views {
+        let view = view?;
+        if view.page_len() != first.page_len() {
+            return None;
+        }
+        view.add_into(&mut sums);
+    }
+    Some(CounterDelta::encode_sum(&sums))
+}
+
+fn expect_kind(got: Kind, expected: Kind) -> Result<()> {
+    if got == expected {
+        Ok(())
+    } else {
+        Err(Error::WrongKind {
+            expected: expected.tag(),
+            got: got.tag(),
+        })
+    }
+}
+
+fn read_u32s(bytes: &[u8]) -> Result<Vec<u32>> {
+    if !bytes.len().is_multiple_of(4) {
+        return Err(Error::Invalid("length is not a whole number of u32 cells"));
+    }
+    Ok(bytes.chunks_exact(4).map(|c| le_u32(c, 0)).collect())
+}
+
+/// Reads a little-endian u32 at `at`; callers have checked the length (zero if not).
+pub(crate) fn le_u32(bytes: &[u8], at: usize) -> u32 {
+    let mut raw = [0; 4];
+    if let Some(src) = bytes.get(at..at + 4) {
+        raw.copy_from_slice(src);
+    }
+    u32::from_le_bytes(raw)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_round_trip() {
+        let page = CounterPage::from_cells(vec![0, 1, u32::MAX, 7]);
+        assert_eq!(CounterPage::decode(&page.encode()), Ok(page));
+    }
+
+    #[test]
+    fn delta_round_trip_both_forms() {
+        let sparse = CounterDelta::sparse(8, vec![(3, 5), (7, u32::MAX), (3, 1)]).unwrap();
+        assert_eq!(CounterDelta::decode(&sparse.encode()), Ok(sparse));
+        let dense = CounterDelta::dense(vec![1, 0, 2, 0]).unwrap();
+        assert_eq!(CounterDelta::decode(&dense.encode()), Ok(dense));
+    }
+
+    #[test]
+    fn flipped_byte_is_a_checksum_error() {
+        let mut bytes = CounterDelta::sparse(8, vec![(1, 1)]).unwrap().encode();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        assert!(matches!(
+            CounterDelta::decode(&bytes),
+            Err(Error::ChecksumMismatch { .. })
+        ));
+        let mut page = CounterPage::zeroed(4).encode();
+        page[header::HEADER_LEN] ^= 0x80;
+        assert!(matches!(
+            CounterPage::decode(&page),
+            Err(Error::ChecksumMismatch { .. })
+        ));
+    }
+
+    #[test]
+    fn truncation_never_decodes() {
+        let bytes = CounterDelta::sparse(8, vec![(1, 1), (2, 2)])
+            .unwrap()
+            .encode();
+        for cut in 0..bytes.len() {
+            assert!(matches!(
+                CounterDelta::decode(&bytes[..cut]),
+                Err(Error::Truncated { .. })
+            ));
+        }
+    }
+
+    #[test]
+    fn out_of_range_index_is_rejected() {
+        assert!(CounterDelta::sparse(4, vec![(4, 1)]).is_err());
+        // Forge one past the constructor: the decoder must refuse it too.
+        let forged = CounterDelta {
+            page_len: 4,
+            body: DeltaBody::Sparse(vec![(9, 1)]),
+        };
+        assert_eq!(
+            CounterDelta::decode(&forged.encode()),
+            Err(Error::Invalid("delta index beyond the page"))
+        );
+    }
+
+    #[test]
+    fn encode_sum_picks_the_smaller_form() {
+        let few = CounterDelta::encode_sum(&[0, 0, 0, 0, 0, 0, 9, 0]);
+        assert!(matches!(
+            CounterDelta::decode(&few).unwrap().body(),
+            DeltaBody::Sparse(entries) if entries == &vec![(6, 9)]
+        ));
+        let many = CounterDelta::encode_sum(&[1, 2, 3, 0]);
+        assert!(matches!(
+            CounterDelta::decode(&many).unwrap().body(),
+            DeltaBody::Dense(_)
+        ));
+        assert!(many.len() <= CounterPage::zeroed(4).encode().len() + BODY_OFFSET);
+    }
+}

@@ -1,0 +1,215 @@
+//! The header every page and every operand starts with.
+//!
+//! ```text
+//! Header, 12 bytes, then the payload:
+//! kind u8 | version u8 | reserved u16 (zero) | payload_len u32 LE | crc32 u32 LE (of the payload)
+//! ```
+//!
+//! One merge operator serves every structure, so the kind tag tells it what it holds;
+//! the version byte lets a later format be added while the old one stays readable.
+
+use crate::error::{Error, Result};
+
+const KIND_OFFSET: usize = 0;
+const VERSION_OFFSET: usize = KIND_OFFSET + 1;
+const RESERVED_OFFSET: usize = VERSION_OFFSET + 1;
+const LEN_OFFSET: usize = RESERVED_OFFSET + 2;
+const CRC_OFFSET: usize = LEN_OFFSET + 4;
+/// Size of the header in bytes.
+pub const HEADER_LEN: usize = CRC_OFFSET + 4;
+
+/// The kinds of value stored under a page key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Kind {
+    /// Count-min counters: `u32` cells (see [`crate::counter`]).
+    CounterPage = 0x01,
+    /// Saturating additions to a counter page.
+    CounterDelta = 0x02,
+    /// Per-key totals: `u64` slots (see [`crate::tally`]).
+    TallyPage = 0x03,
+    /// Wrapping additions to a tally page.
+    TallyDelta = 0x04,
+}
+
+impl Kind {
+    /// The kind for a tag byte.
+    pub fn from_tag(tag: u8) -> Result<Kind> {
+        match tag {
+            0x01 => Ok(Kind::CounterPage),
+            0x02 => Ok(Kind::CounterDelta),
+            0x03 => Ok(Kind::TallyPage),
+            0x04 => Ok(Kind::TallyDelta),
+            other => Err(Error::UnknownKind(other)),
+        }
+    }
+
+    /// The tag byte of this kind.
+    pub fn tag(self) -> u8 {
+        self as u8
+    }
+}
+
+/// The only format version written so far, for every kind.
+pub const VERSION_1: u8 = 1;
+
+/// A decoded header together with the payload it guards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Framed<'a> {
+    pub kind: Kind,
+    pub version: u8,
+    pub payload: &'a [u8],
+}
+
+/// Reads the kind tag without checking anything else; `None` for an empty input.
+pub fn peek_kind(bytes: &[u8]) -> Option<Result<Kind>> {
+    bytes.first().map(|tag| Kind::from_tag(*tag))
+}
+
+/// Checks the header and the checksum and returns the payload.
+pub fn decode(bytes: &[u8]) -> Result<Framed<'_>> {
+    let header = bytes.get(..HEADER_LEN).ok_or(Error::Truncated {
+        need: HEADER_LEN,
+        have: bytes.len(),
+    })?;
+    let [tag, version, ..] = *header else {
+        return Err(Error::Truncated {
+            need: HEADER_LEN,
+            have: bytes.len(),
+        });
+    };
+    let kind = Kind::from_tag(tag)?;
+    if version != VERSION_1 {
+        return Err(Error::UnsupportedVersion(version));
+    }
+    if read_u16(header, RESERVED_OFFSET) != 0 {
+        return Err(Error::Invalid("reserved header bits are set"));
+    }
+    let payload_len = read_u32(header, LEN_OFFSET) as usize;
+    let expected_crc = read_u32(header, CRC_OFFSET);
+    let need = HEADER_LEN.saturating_add(payload_len);
+    if bytes.len() < need {
+        return Err(Error::Truncated {
+            need,
+            have: bytes.len(),
+        });
+    }
+    if bytes.len() > need {
+        return Err(Error::TrailingBytes {
+            expected: need,
+            got: bytes.len(),
+        });
+    }
+    let payload = bytes.get(HEADER_LEN..).unwrap_or_default();
+    let got = crc32fast::hash(payload);
+    if got != expected_crc {
+        return Err(Error::ChecksumMismatch {
+            expected: expected_crc,
+            got,
+        });
+    }
+    Ok(Framed {
+        kind,
+        version,
+        payload,
+    })
+}
+
+/// Starts a value of `kind`: writes a header whose length and checksum
+/// [`finish`] fills in once the payload has been appended.
+pub fn begin(kind: Kind, payload_capacity: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_LEN + payload_capacity);
+    out.push(kind.tag());
+    out.push(VERSION_1);
+    out.extend_from_slice(&[0; HEADER_LEN - RESERVED_OFFSET]);
+    out
+}
+
+/// Fills in the payload length and checksum of a value started with [`begin`].
+pub fn finish(mut out: Vec<u8>) -> Vec<u8> {
+    let payload = out.get(HEADER_LEN..).unwrap_or_default();
+    let len = u32::try_from(payload.len()).unwrap_or(u32::MAX);
+    let crc = crc32fast::hash(payload);
+    if let Some(field) = out.get_mut(LEN_OFFSET..CRC_OFFSET) {
+        field.copy_from_slice(&len.to_le_bytes());
+    }
+    if let Some(field) = out.get_mut(CRC_OFFSET..HEADER_LEN) {
+        field.copy_from_slice(&crc.to_le_bytes());
+    }
+    out
+}
+
+fn read_u16(bytes: &[u8], at: usize) -> u16 {
+    let mut raw = [0; 2];
+    if let Some(src) = bytes.get(at..at + 2) {
+        raw.copy_from_slice(src);
+    }
+    u16::from_le_bytes(raw)
+}
+
+fn read_u32(bytes: &[u8], at: usize) -> u32 {
+    let mut raw = [0; 4];
+    if let Some(src) = bytes.get(at..at + 4) {
+        raw.copy_from_slice(src);
+    }
+    u32::from_le_bytes(raw)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Vec<u8> {
+        let mut out = begin(Kind::TallyPage, 8);
+        out.extend_from_slice(&42u64.to_le_bytes());
+        finish(out)
+    }
+
+    #[test]
+    fn round_trip() {
+        let bytes = sample();
+        let framed = decode(&bytes).expect("decodes");
+        assert_eq!(framed.kind, Kind::TallyPage);
+        assert_eq!(framed.version, VERSION_1);
+        assert_eq!(framed.payload, 42u64.to_le_bytes());
+    }
+
+    #[test]
+    fn flipped_byte_is_a_checksum_error() {
+        let mut bytes = sample();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0x40;
+        assert!(matches!(
+            decode(&bytes),
+            Err(Error::ChecksumMismatch { .. })
+        ));
+    }
+
+    #[test]
+    fn truncation_is_reported_with_sizes() {
+        let bytes = sample();
+        for cut in 0..bytes.len() {
+            assert!(matches!(
+                decode(&bytes[..cut]),
+                Err(Error::Truncated { have, .. }) if have == cut
+            ));
+        }
+    }
+
+    #[test]
+    fn unknown_version_is_its_own_error() {
+        let mut bytes = sample();
+        bytes[VERSION_OFFSET] = 9;
+        assert_eq!(decode(&bytes), Err(Error::UnsupportedVersion(9)));
+    }
+
+    #[test]
+    fn unknown_kind_and_trailing_bytes() {
+        let mut bytes = sample();
+        bytes[KIND_OFFSET] = 0xee;
+        assert_eq!(decode(&bytes), Err(Error::UnknownKind(0xee)));
+        let mut longer = sample();
+        longer.push(0);
+        assert!(matches!(decode(&longer), Err(Error::TrailingBytes { .. })));
+    }
+}

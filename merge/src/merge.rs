@@ -1,0 +1,69 @@
+//! The merge contract: one entry point for every kind, total and deterministic.
+
+use crate::header::{self, Kind};
+use crate::{counter, tally};
+
+/// The result of a full merge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Merged {
+    /// The materialized value to store.
+    pub value: Vec<u8>,
+    /// Operands that could not be decoded or did not fit the page, and were skipped.
+    pub skipped: usize,
+}
+
+impl Merged {
+    pub(crate) fn unchanged(existing: &[u8], skipped: usize) -> Merged {
+        Merged {
+            value: existing.to_vec(),
+            skipped,
+        }
+    }
+}
+
+/// Materializes a page from its stored value (if any) and the operands written after it.
+///
+/// Total: never panics and never fails, because a failed merge makes RocksDB read-only.
+/// - An operand that cannot be decoded, or does not fit the page, is skipped and counted
+///   in [`Merged::skipped`].
+/// - A stored value that cannot be decoded is returned unchanged (and every operand is
+///   counted as skipped), so the read that decodes it reports the corruption.
+///
+/// Deterministic: the same inputs always give the same bytes.
+pub fn full_merge<'a, I>(existing: Option<&[u8]>, operands: I) -> Merged
+where
+    I: IntoIterator<Item = &'a [u8]>,
+{
+    let operands: Vec<&[u8]> = operands.into_iter().collect();
+    let family = match existing {
+        Some(bytes) => header::peek_kind(bytes).and_then(Result::ok),
+        None => operands
+            .iter()
+            .find_map(|op| header::peek_kind(op).and_then(Result::ok)),
+    };
+    match family {
+        Some(Kind::CounterPage | Kind::CounterDelta) => counter::full_merge(existing, &operands),
+        Some(Kind::TallyPage | Kind::TallyDelta) => tally::full_merge(existing, &operands),
+        None => Merged {
+            value: existing.unwrap_or_default().to_vec(),
+            skipped: operands.len(),
+        },
+    }
+}
+
+/// Combines a run of operands into one, or declines (`None`) where it cannot: operands
+/// of different kinds, or one that does not decode. Declining is always safe; RocksDB
+/// then keeps the operands as they are and the full merge applies them one by one.
+///
+/// The result is bounded: a combined counter delta is never larger than its dense form.
+pub fn partial_merge<'a, I>(operands: I) -> Option<Vec<u8>>
+where
+    I: IntoIterator<Item = &'a [u8]>,
+{
+    let operands: Vec<&[u8]> = operands.into_iter().collect();
+    match header::peek_kind(operands.first()?)?.ok()? {
+        Kind::CounterDelta => counter::partial_merge(&operands),
+        Kind::TallyDelta => tally::partial_merge(&operands),
+        Kind::CounterPage | Kind::TallyPage => None,
+    }
+}

@@ -1,0 +1,206 @@
+//! Model tests: random operand sequences applied one by one, through random groupings
+//! of partial merges, and in one full merge must agree with a plain model.
+
+use quickcheck::{quickcheck, Arbitrary, Gen, TestResult};
+use rocksketch_merge::counter::{CounterDelta, CounterPage};
+use rocksketch_merge::tally::Tally;
+use rocksketch_merge::{full_merge, partial_merge};
+
+/// A page length and a sequence of deltas for it.
+#[derive(Debug, Clone)]
+struct CounterCase {
+    page_len: u32,
+    deltas: Vec<Vec<(u32, u32)>>,
+    /// Where to cut the sequence into runs for partial merges.
+    cuts: Vec<usize>,
+}
+
+fn arbitrary_add(g: &mut Gen) -> u32 {
+    // Mostly small, sometimes near the top so that saturation is exercised.
+    match u8::arbitrary(g) % 8 {
+        0 => u32::MAX - u32::arbitrary(g) % 4,
+        1 => u32::MAX / 2 + u32::arbitrary(g) % 3,
+        _ => u32::arbitrary(g) % 100,
+    }
+}
+
+impl Arbitrary for CounterCase {
+    fn arbitrary(g: &mut Gen) -> CounterCase {
+        let page_len = 1 + u32::arbitrary(g) % 24;
+        let n = usize::arbitrary(g) % 20;
+        let deltas = (0..n)
+            .map(|_| {
+                let k = usize::arbitrary(g) % (2 * page_len as usize + 1);
+                (0..k)
+                    .map(|_| (u32::arbitrary(g) % page_len, arbitrary_add(g)))
+                    .collect()
+            })
+            .collect();
+        let cuts = (0..usize::arbitrary(g) % 6)
+            .map(|_| usize::arbitrary(g) % (n + 1))
+            .collect();
+        CounterCase {
+            page_len,
+            deltas,
+            cuts,
+        }
+    }
+}
+
+fn model(case: &CounterCase) -> Vec<u32> {
+    let mut cells = vec![0u32; case.page_len as usize];
+    for delta in &case.deltas {
+        for (i, add) in delta {
+            cells[*i as usize] = cells[*i as usize].saturating_add(*add);
+        }
+    }
+    cells
+}
+
+fn encoded(case: &CounterCase) -> Vec<Vec<u8>> {
+    case.deltas
+        .iter()
+        .map(|d| {
+            CounterDelta::sparse(case.page_len, d.clone())
+                .unwrap()
+                .encode()
+        })
+        .collect()
+}
+
+/// Splits `ops` at `cuts` and partial-merges each run (keeping it as is where the
+/// partial merge declines); then, as RocksDB may, partial-merges the results again.
+fn grouped(ops: &[Vec<u8>], cuts: &[usize]) -> Vec<Vec<u8>> {
+    let mut cuts: Vec<usize> = cuts.to_vec();
+    cuts.push(0);
+    cuts.push(ops.len());
+    cuts.sort_unstable();
+    cuts.dedup();
+    let mut out = Vec::new();
+    for w in cuts.windows(2) {
+        let run = &ops[w[0]..w[1]];
+        match partial_merge(run.iter().map(Vec::as_slice)) {
+            Some(one) => out.push(one),
+            None => out.extend(run.iter().cloned()),
+        }
+    }
+    if out.len() > 2 {
+        let tail = out.split_off(out.len() / 2);
+        if let Some(one) = partial_merge(tail.iter().map(Vec::as_slice)) {
+            out.push(one);
+        } else {
+            out.extend(tail);
+        }
+    }
+    out
+}
+
+fn cells(value: &[u8]) -> Vec<u32> {
+    CounterPage::decode(value)
+        .expect("merged page decodes")
+        .into_cells()
+}
+
+quickcheck! {
+    fn counter_paths_agree_with_the_model(case: CounterCase) -> TestResult {
+        if case.deltas.is_empty() {
+            return TestResult::discard();
+        }
+        let want = model(&case);
+        let ops = encoded(&case);
+
+        let mut one_by_one: Option<Vec<u8>> = None;
+        for op in &ops {
+            let merged = full_merge(one_by_one.as_deref(), [op.as_slice()]);
+            assert_eq!(merged.skipped, 0);
+            one_by_one = Some(merged.value);
+        }
+        let all_at_once = full_merge(None, ops.iter().map(Vec::as_slice));
+        let groups = grouped(&ops, &case.cuts);
+        let through_partials = full_merge(None, groups.iter().map(Vec::as_slice));
+
+        assert_eq!(all_at_once.skipped, 0);
+        assert_eq!(through_partials.skipped, 0);
+        assert_eq!(cells(&one_by_one.unwrap()), want);
+        assert_eq!(cells(&all_at_once.value), want);
+        // Deterministic: the same page, to the byte.
+        assert_eq!(through_partials.value, all_at_once.value);
+        TestResult::passed()
+    }
+
+    fn partial_merges_stay_bounded(case: CounterCase) -> bool {
+        let ops = encoded(&case);
+        let dense_len = CounterDelta::dense(vec![0; case.page_len as usize]).unwrap().encode().len();
+        match partial_merge(ops.iter().map(Vec::as_slice)) {
+            Some(one) => one.len() <= dense_len,
+            None => ops.is_empty(),
+        }
+    }
+
+    fn corrupt_operands_are_skipped_not_fatal(case: CounterCase, flips: Vec<(usize, u8)>) -> TestResult {
+        let mut ops = encoded(&case);
+        if ops.is_empty() || flips.is_empty() {
+            return TestResult::discard();
+        }
+        let n = ops.len();
+        for (at, bits) in &flips {
+            let op = &mut ops[at % n];
+            let i = at / n % op.len();
+            op[i] ^= bits | 1;
+        }
+        // Must not panic; every operand is either applied or counted as skipped.
+        let merged = full_merge(None, ops.iter().map(Vec::as_slice));
+        let applied = ops.iter().filter(|op| CounterDelta::decode(op).is_ok()).count();
+        TestResult::from_bool(merged.skipped + applied >= ops.len() && merged.skipped <= ops.len())
+    }
+
+    fn arbitrary_bytes_never_panic(existing: Option<Vec<u8>>, ops: Vec<Vec<u8>>) -> bool {
+        let merged = full_merge(existing.as_deref(), ops.iter().map(Vec::as_slice));
+        let _ = partial_merge(ops.iter().map(Vec::as_slice));
+        merged.skipped <= ops.len()
+    }
+
+    fn tally_paths_agree(deltas: Vec<Vec<u64>>, cut: usize) -> TestResult {
+        // RocksDB never merges nothing into nothing.
+        if deltas.is_empty() {
+            return TestResult::discard();
+        }
+        let mut want: Vec<u64> = Vec::new();
+        for d in &deltas {
+            if want.len() < d.len() { want.resize(d.len(), 0); }
+            for (w, a) in want.iter_mut().zip(d) { *w = w.wrapping_add(*a); }
+        }
+        let ops: Vec<Vec<u8>> = deltas.iter().map(|d| Tally::new(d.clone()).encode_delta()).collect();
+        let cut = if ops.is_empty() { 0 } else { cut % ops.len() };
+        let mut grouped: Vec<Vec<u8>> = ops[..cut].to_vec();
+        if let Some(one) = partial_merge(ops[cut..].iter().map(Vec::as_slice)) {
+            grouped.push(one);
+        }
+        let merged = full_merge(None, grouped.iter().map(Vec::as_slice));
+        let page = Tally::decode_page(&merged.value).unwrap();
+        TestResult::from_bool(page.slots() == want.as_slice())
+    }
+}
+
+/// A corrupt stored page comes back unchanged, so that its reader sees the corruption.
+#[test]
+fn corrupt_existing_page_is_returned_unchanged() {
+    let mut page = CounterPage::zeroed(8).encode();
+    page[14] ^= 0xff;
+    let op = CounterDelta::sparse(8, vec![(0, 1)]).unwrap().encode();
+    let merged = full_merge(Some(&page), [op.as_slice()]);
+    assert_eq!(merged.value, page);
+    assert_eq!(merged.skipped, 1);
+    assert!(CounterPage::decode(&merged.value).is_err());
+}
+
+/// A delta written for a page of another length is skipped, not applied out of shape.
+#[test]
+fn delta_of_another_page_length_is_skipped() {
+    let page = CounterPage::zeroed(8).encode();
+    let op = CounterDelta::sparse(4, vec![(0, 1)]).unwrap().encode();
+    let merged = full_merge(Some(&page), [op.as_slice()]);
+    assert_eq!(merged.skipped, 1);
+    assert_eq!(cells(&merged.value), vec![0; 8]);
+    assert_eq!(partial_merge([op.as_slice(), page.as_slice()]), None);
+}

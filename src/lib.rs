@@ -1,1 +1,48 @@
-//! placeholder
+//! rocksketch keeps probabilistic data structures in RocksDB, and every write is a
+//! **blind merge**: a small operand appended to a page, folded in by RocksDB's merge
+//! operator when a read or a compaction needs the page. No write reads or rewrites a page.
+//!
+//! ```
+//! # fn main() -> rocksketch::Result<()> {
+//! use rocksketch::{Store, StoreOptions};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let store = Store::open(dir.path(), StoreOptions::default())?;
+//! let words = store.cms("words");
+//! words.init_by_prob(0.001, 0.01)?; // 2000 × 7, as RedisBloom sizes it
+//! let text = "the quick brown fox jumps over the lazy dog the end";
+//! let items: Vec<(&str, u64)> = text.split(' ').map(|w| (w, 1)).collect();
+//! words.incr_by(&items)?; // one write batch of blind deltas
+//!
+//! // A count-min estimate never undercounts, and overcounts by at most
+//! // error × total count with probability 1 - 0.01.
+//! let total = words.info()?.count;
+//! let the = words.query(&["the"])?[0];
+//! assert!(the >= 3 && f64::from(the) <= 3.0 + 0.001 * total as f64);
+//!
+//! // Reopening keeps everything.
+//! drop(words);
+//! drop(store);
+//! let store = Store::open(dir.path(), StoreOptions::default())?;
+//! assert_eq!(store.cms("words").query(&["the"])?, vec![the]);
+//! # Ok(()) }
+//! ```
+//!
+//! A host that owns its own `rocksdb::DB` registers the merge operator on its pages
+//! column family with [`register_merge_operator`] and wraps the handle with
+//! [`Store::with_db`].
+
+pub mod cms;
+pub mod command;
+mod error;
+pub mod keys;
+mod locks;
+pub mod meta;
+mod operator;
+mod store;
+
+pub use cms::{Cms, CmsInfo};
+pub use error::{CmsError, Error, Result};
+pub use meta::KeyType;
+pub use operator::{register_merge_operator, skipped_operands, MERGE_OPERATOR_NAME};
+pub use store::{ColumnFamilies, Namespace, Store, StoreOptions, META_CF, PAGES_CF};

@@ -30,6 +30,10 @@ pub enum Kind {
     TallyPage = 0x03,
     /// Wrapping additions to a tally page.
     TallyDelta = 0x04,
+    /// Bloom filter bits (see [`crate::bits`]).
+    BitPage = 0x05,
+    /// Bits to set in a bit page.
+    BitDelta = 0x06,
 }
 
 impl Kind {
@@ -40,6 +44,8 @@ impl Kind {
             0x02 => Ok(Kind::CounterDelta),
             0x03 => Ok(Kind::TallyPage),
             0x04 => Ok(Kind::TallyDelta),
+            0x05 => Ok(Kind::BitPage),
+            0x06 => Ok(Kind::BitDelta),
             other => Err(Error::UnknownKind(other)),
         }
     }

@@ -10,6 +10,7 @@
     )
 )]
 
+pub mod bits;
 pub mod counter;
 pub mod error;
 pub mod hash;

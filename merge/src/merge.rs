@@ -1,7 +1,7 @@
 //! The merge contract: one entry point for every kind, total and deterministic.
 
 use crate::header::{self, Kind};
-use crate::{counter, tally};
+use crate::{bits, counter, tally};
 
 /// The result of a full merge.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,6 +44,7 @@ where
     match family {
         Some(Kind::CounterPage | Kind::CounterDelta) => counter::full_merge(existing, &operands),
         Some(Kind::TallyPage | Kind::TallyDelta) => tally::full_merge(existing, &operands),
+        Some(Kind::BitPage | Kind::BitDelta) => bits::full_merge(existing, &operands),
         None => Merged {
             value: existing.unwrap_or_default().to_vec(),
             skipped: operands.len(),
@@ -64,6 +65,7 @@ where
     match header::peek_kind(operands.first()?)?.ok()? {
         Kind::CounterDelta => counter::partial_merge(&operands),
         Kind::TallyDelta => tally::partial_merge(&operands),
-        Kind::CounterPage | Kind::TallyPage => None,
+        Kind::BitDelta => bits::partial_merge(&operands),
+        Kind::CounterPage | Kind::TallyPage | Kind::BitPage => None,
     }
 }

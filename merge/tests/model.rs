@@ -204,3 +204,44 @@ fn delta_of_another_page_length_is_skipped() {
     assert_eq!(cells(&merged.value), vec![0; 8]);
     assert_eq!(partial_merge([op.as_slice(), page.as_slice()]), None);
 }
+
+mod bit_pages {
+    use quickcheck::{quickcheck, TestResult};
+    use rocksketch_merge::bits::{BitDelta, BitPage};
+    use rocksketch_merge::{full_merge, partial_merge};
+    use std::collections::BTreeSet;
+
+    quickcheck! {
+        /// Bit deltas one by one, through a partial-merge split, and all at once agree
+        /// with a `BTreeSet` of bits.
+        fn bit_paths_agree_with_a_set(bytes: u8, deltas: Vec<Vec<u32>>, cut: usize) -> TestResult {
+            if deltas.is_empty() {
+                return TestResult::discard();
+            }
+            let page_bits = 8 * (1 + u32::from(bytes % 16));
+            let deltas: Vec<Vec<u32>> = deltas
+                .into_iter()
+                .map(|d| d.into_iter().map(|b| b % page_bits).collect())
+                .collect();
+            let want: BTreeSet<u32> = deltas.iter().flatten().copied().collect();
+            let ops: Vec<Vec<u8>> = deltas
+                .iter()
+                .map(|d| BitDelta::sparse(page_bits, d.clone()).unwrap().encode())
+                .collect();
+            let cut = cut % ops.len();
+            let mut grouped = ops[..cut].to_vec();
+            grouped.push(partial_merge(ops[cut..].iter().map(Vec::as_slice)).unwrap());
+            let all = full_merge(None, ops.iter().map(Vec::as_slice));
+            let through = full_merge(None, grouped.iter().map(Vec::as_slice));
+            let mut one_by_one: Option<Vec<u8>> = None;
+            for op in &ops {
+                one_by_one = Some(full_merge(one_by_one.as_deref(), [op.as_slice()]).value);
+            }
+            let page = BitPage::decode(&all.value).unwrap();
+            let got: BTreeSet<u32> = (0..page_bits).filter(|b| page.get(*b)).collect();
+            TestResult::from_bool(
+                got == want && through.value == all.value && one_by_one == Some(all.value.clone()),
+            )
+        }
+    }
+}

@@ -1,0 +1,30 @@
+//! Arbitrary bytes into every decoder and both merge functions: no panic, and whatever
+//! decodes re-encodes to the same bytes.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use rocksketch_merge::counter::{CounterDelta, CounterPage};
+use rocksketch_merge::tally::Tally;
+use rocksketch_merge::{full_merge, partial_merge};
+
+fuzz_target!(|data: &[u8]| {
+    if let Ok(page) = CounterPage::decode(data) {
+        assert_eq!(page.encode(), data);
+    }
+    if let Ok(delta) = CounterDelta::decode(data) {
+        assert_eq!(delta.encode(), data);
+    }
+    if let Ok(tally) = Tally::decode_page(data) {
+        assert_eq!(tally.encode_page(), data);
+    }
+    if let Ok(tally) = Tally::decode_delta(data) {
+        assert_eq!(tally.encode_delta(), data);
+    }
+    // Split the input into an existing value and operands at 0xff bytes.
+    let mut parts = data.split(|b| *b == 0xff);
+    let existing = parts.next();
+    let operands: Vec<&[u8]> = parts.collect();
+    let merged = full_merge(existing, operands.iter().copied());
+    assert!(merged.skipped <= operands.len());
+    let _ = partial_merge(operands.iter().copied());
+});

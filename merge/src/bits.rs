@@ -1,0 +1,334 @@
+//! Bloom filter bit pages and their bit-position operands.
+//!
+//! ```text
+//! BitPage  (kind 0x05, v1) payload: bitmap, page_bits / 8 bytes (bit i: byte i/8, mask 1 << i%8)
+//! BitDelta (kind 0x06, v1) payload: page_bits u32 LE | form u8 | body
+//!   form 0, sparse: bit u32 LE × k
+//!   form 1, dense:  bitmap, page_bits / 8 bytes
+//! ```
+//!
+//! A full merge is an OR and a partial merge a union, so every grouping of operands
+//! gives the same page. `page_bits` is a positive multiple of 8; a delta for a page of
+//! another size, or naming a bit outside the page, is skipped by the full merge.
+
+use crate::counter::le_u32;
+use crate::error::{Error, Result};
+use crate::header::{self, Kind};
+
+const PAGE_BITS_OFFSET: usize = 0;
+const FORM_OFFSET: usize = PAGE_BITS_OFFSET + 4;
+const BODY_OFFSET: usize = FORM_OFFSET + 1;
+const FORM_SPARSE: u8 = 0;
+const FORM_DENSE: u8 = 1;
+
+/// A materialized page of bits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BitPage {
+    bytes: Vec<u8>,
+}
+
+impl BitPage {
+    /// An empty page of `page_bits` bits (a multiple of 8): what a missing page reads as.
+    pub fn zeroed(page_bits: u32) -> BitPage {
+        BitPage {
+            bytes: vec![0; (page_bits / 8) as usize],
+        }
+    }
+
+    /// The number of bits.
+    pub fn page_bits(&self) -> u32 {
+        u32::try_from(self.bytes.len() * 8).unwrap_or(u32::MAX)
+    }
+
+    /// Whether bit `bit` is set (false outside the page).
+    pub fn get(&self, bit: u32) -> bool {
+        self.bytes
+            .get((bit / 8) as usize)
+            .is_some_and(|b| b & (1 << (bit % 8)) != 0)
+    }
+
+    /// Sets bit `bit` (ignored outside the page).
+    pub fn set(&mut self, bit: u32) {
+        if let Some(b) = self.bytes.get_mut((bit / 8) as usize) {
+            *b |= 1 << (bit % 8);
+        }
+    }
+
+    /// The bitmap bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The number of set bits.
+    pub fn count_ones(&self) -> u64 {
+        self.bytes.iter().map(|b| u64::from(b.count_ones())).sum()
+    }
+
+    /// Decodes a stored page.
+    pub fn decode(bytes: &[u8]) -> Result<BitPage> {
+        let framed = header::decode(bytes)?;
+        if framed.kind != Kind::BitPage {
+            return Err(Error::WrongKind {
+                expected: Kind::BitPage.tag(),
+                got: framed.kind.tag(),
+            });
+        }
+        if framed.payload.is_empty() {
+            return Err(Error::Invalid("empty bit page"));
+        }
+        Ok(BitPage {
+            bytes: framed.payload.to_vec(),
+        })
+    }
+
+    /// A page from raw bitmap bytes (for restoring a dump).
+    pub fn from_bytes(bytes: Vec<u8>) -> BitPage {
+        BitPage { bytes }
+    }
+
+    /// Encodes the page with its header.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = header::begin(Kind::BitPage, self.bytes.len());
+        out.extend_from_slice(&self.bytes);
+        header::finish(out)
+    }
+
+    fn or_view(&mut self, delta: &BitView<'_>) {
+        match delta.form {
+            BitForm::Sparse => {
+                for chunk in delta.body.chunks_exact(4) {
+                    self.set(le_u32(chunk, 0));
+                }
+            }
+            BitForm::Dense => {
+                for (b, d) in self.bytes.iter_mut().zip(delta.body) {
+                    *b |= d;
+                }
+            }
+        }
+    }
+}
+
+/// A bit-position operand: bits to set in one page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BitDelta {
+    /// Bit positions, in the order written.
+    Sparse { page_bits: u32, bits: Vec<u32> },
+    /// A bitmap to OR in.
+    Dense(BitPage),
+}
+
+impl BitDelta {
+    /// A sparse delta; `Invalid` if a bit is outside the page or the size is not a
+    /// positive multiple of 8.
+    pub fn sparse(page_bits: u32, bits: Vec<u32>) -> Result<BitDelta> {
+        if page_bits == 0 || !page_bits.is_multiple_of(8) {
+            return Err(Error::Invalid("page bits must be a positive multiple of 8"));
+        }
+        if bits.iter().any(|b| *b >= page_bits) {
+            return Err(Error::Invalid("bit beyond the page"));
+        }
+        Ok(BitDelta::Sparse { page_bits, bits })
+    }
+
+    /// Decodes an operand.
+    pub fn decode(bytes: &[u8]) -> Result<BitDelta> {
+        let view = BitView::decode(bytes)?;
+        Ok(match view.form {
+            BitForm::Sparse => BitDelta::Sparse {
+                page_bits: view.page_bits,
+                bits: view.body.chunks_exact(4).map(|c| le_u32(c, 0)).collect(),
+            },
+            BitForm::Dense => BitDelta::Dense(BitPage::from_bytes(view.body.to_vec())),
+        })
+    }
+
+    /// Encodes the operand.
+    pub fn encode(&self) -> Vec<u8> {
+        let (page_bits, form, body_len) = match self {
+            BitDelta::Sparse { page_bits, bits } => (*page_bits, FORM_SPARSE, bits.len() * 4),
+            BitDelta::Dense(page) => (page.page_bits(), FORM_DENSE, page.bytes.len()),
+        };
+        let mut out = header::begin(Kind::BitDelta, BODY_OFFSET + body_len);
+        out.extend_from_slice(&page_bits.to_le_bytes());
+        out.push(form);
+        match self {
+            BitDelta::Sparse { bits, .. } => {
+                for bit in bits {
+                    out.extend_from_slice(&bit.to_le_bytes());
+                }
+            }
+            BitDelta::Dense(page) => out.extend_from_slice(&page.bytes),
+        }
+        header::finish(out)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BitForm {
+    Sparse,
+    Dense,
+}
+
+/// A checked view of an encoded bit delta.
+#[derive(Debug, Clone, Copy)]
+struct BitView<'a> {
+    page_bits: u32,
+    form: BitForm,
+    body: &'a [u8],
+}
+
+impl<'a> BitView<'a> {
+    fn decode(bytes: &'a [u8]) -> Result<BitView<'a>> {
+        let framed = header::decode(bytes)?;
+        if framed.kind != Kind::BitDelta {
+            return Err(Error::WrongKind {
+                expected: Kind::BitDelta.tag(),
+                got: framed.kind.tag(),
+            });
+        }
+        let payload = framed.payload;
+        let fixed = payload.get(..BODY_OFFSET).ok_or(Error::Truncated {
+            need: header::HEADER_LEN + BODY_OFFSET,
+            have: bytes.len(),
+        })?;
+        let page_bits = le_u32(fixed, PAGE_BITS_OFFSET);
+        if page_bits == 0 || !page_bits.is_multiple_of(8) {
+            return Err(Error::Invalid("page bits must be a positive multiple of 8"));
+        }
+        let body = payload.get(BODY_OFFSET..).unwrap_or_default();
+        let form = match fixed.get(FORM_OFFSET) {
+            Some(&FORM_SPARSE) => BitForm::Sparse,
+            Some(&FORM_DENSE) => BitForm::Dense,
+            _ => return Err(Error::Invalid("unknown bit delta form")),
+        };
+        match form {
+            BitForm::Sparse => {
+                if !body.len().is_multiple_of(4) {
+                    return Err(Error::Invalid("sparse bit delta is not whole positions"));
+                }
+                if body.chunks_exact(4).any(|c| le_u32(c, 0) >= page_bits) {
+                    return Err(Error::Invalid("bit beyond the page"));
+                }
+            }
+            BitForm::Dense => {
+                if body.len() != (page_bits / 8) as usize {
+                    return Err(Error::Invalid(
+                        "dense bit delta length differs from its page",
+                    ));
+                }
+            }
+        }
+        Ok(BitView {
+            page_bits,
+            form,
+            body,
+        })
+    }
+}
+
+/// Full merge for bit pages; see [`crate::full_merge`].
+pub(crate) fn full_merge(existing: Option<&[u8]>, operands: &[&[u8]]) -> crate::Merged {
+    let mut page = match existing {
+        Some(bytes) => match BitPage::decode(bytes) {
+            Ok(page) => Some(page),
+            Err(_) => return crate::Merged::unchanged(bytes, operands.len()),
+        },
+        None => None,
+    };
+    let mut skipped = 0;
+    for operand in operands {
+        let Ok(view) = BitView::decode(operand) else {
+            skipped += 1;
+            continue;
+        };
+        let page = page.get_or_insert_with(|| BitPage::zeroed(view.page_bits));
+        if page.page_bits() != view.page_bits {
+            skipped += 1;
+            continue;
+        }
+        page.or_view(&view);
+    }
+    crate::Merged {
+        value: page.map(|p| p.encode()).unwrap_or_default(),
+        skipped,
+    }
+}
+
+/// Partial merge for bit deltas: their union, sparse while smaller than the bitmap.
+pub(crate) fn partial_merge(operands: &[&[u8]]) -> Option<Vec<u8>> {
+    let mut views = operands.iter().map(|op| BitView::decode(op).ok());
+    let first = views.next()??;
+    let mut union = BitPage::zeroed(first.page_bits);
+    union.or_view(&first);
+    for view in views {
+        let view = view?;
+        if view.page_bits != first.page_bits {
+            return None;
+        }
+        union.or_view(&view);
+    }
+    let ones = union.count_ones() as usize;
+    if ones * 4 < union.bytes.len() {
+        let bits = (0..union.page_bits()).filter(|b| union.get(*b)).collect();
+        Some(
+            BitDelta::Sparse {
+                page_bits: first.page_bits,
+                bits,
+            }
+            .encode(),
+        )
+    } else {
+        Some(BitDelta::Dense(union).encode())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips() {
+        let mut page = BitPage::zeroed(64);
+        page.set(3);
+        page.set(63);
+        assert_eq!(BitPage::decode(&page.encode()), Ok(page.clone()));
+        let sparse = BitDelta::sparse(64, vec![5, 1, 5]).unwrap();
+        assert_eq!(BitDelta::decode(&sparse.encode()), Ok(sparse));
+        let dense = BitDelta::Dense(page);
+        assert_eq!(BitDelta::decode(&dense.encode()), Ok(dense));
+    }
+
+    #[test]
+    fn flipped_byte_is_a_checksum_error() {
+        let mut bytes = BitDelta::sparse(64, vec![9]).unwrap().encode();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 4;
+        assert!(matches!(
+            BitDelta::decode(&bytes),
+            Err(Error::ChecksumMismatch { .. })
+        ));
+    }
+
+    #[test]
+    fn truncation_never_decodes() {
+        let bytes = BitDelta::sparse(64, vec![9, 10]).unwrap().encode();
+        for cut in 0..bytes.len() {
+            assert!(matches!(
+                BitDelta::decode(&bytes[..cut]),
+                Err(Error::Truncated { .. })
+            ));
+        }
+    }
+
+    #[test]
+    fn out_of_page_bits_are_rejected() {
+        assert!(BitDelta::sparse(64, vec![64]).is_err());
+        assert!(BitDelta::sparse(12, vec![1]).is_err());
+        let forged = BitDelta::Sparse {
+            page_bits: 64,
+            bits: vec![70],
+        };
+        assert!(BitDelta::decode(&forged.encode()).is_err());
+    }
+}

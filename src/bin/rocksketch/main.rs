@@ -1,0 +1,41 @@
+//! `rocksketch`: the command-line front end.
+//!
+//! ```text
+//! rocksketch demo  [--dir DIR] [--n N]                 ingest a stream, print estimates
+//! rocksketch bench cms-incrby [--n N] [--queries Q] [--dir DIR] [--json]
+//! ```
+
+mod args;
+mod bench;
+mod demo;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "usage:
+  rocksketch demo [--dir DIR] [--n N]
+      ingest a Zipf stream into a count-min sketch in DIR (default ./rocksketch-data)
+      and print estimates next to exact counts and the error bound
+  rocksketch bench cms-incrby [--n N] [--queries Q] [--dir DIR] [--json]
+                   [--page-bytes B] [--max-successive-merges K]
+      blind merge vs read-modify-write vs raw puts, then query latency
+      before and after a full compaction";
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let result = match argv.first().map(String::as_str) {
+        Some("demo") => demo::run(&argv[1..]),
+        Some("bench") => bench::run(&argv[1..]),
+        Some("-h" | "--help" | "help") => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        _ => Err(format!("unknown or missing subcommand\n{USAGE}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("rocksketch: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,490 @@
+//! Count-min sketches: RedisBloom's semantics on blind-merge pages.
+//!
+//! Counters are laid out row-major (`row * width + column`) and cut into pages of
+//! `page_cells` counters; row `i` of an item is column `murmur2(item, i) % width`, so
+//! every estimate equals RedisBloom's. An increment writes one sparse delta operand per
+//! page it touches and one tally delta for the total count, in one write batch, without
+//! reading anything.
+
+mod baseline;
+
+use crate::error::{CmsError, Error, Result};
+use crate::keys::{self, TALLY_SUB};
+use crate::meta::{CmsParams, KeyType, Meta, Params};
+use crate::store::Store;
+use rocksdb::{ReadOptions, WriteBatch};
+use rocksketch_merge::counter::{CounterDelta, CounterPage};
+use rocksketch_merge::hash::murmur2;
+use rocksketch_merge::tally::Tally;
+use std::collections::BTreeMap;
+
+/// Width × depth above this many counters is refused (16 GiB of counters).
+const MAX_CELLS: u64 = 1 << 32;
+
+/// `CMS.INFO`'s fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CmsInfo {
+    pub width: u32,
+    pub depth: u32,
+    /// The sum of all increments (wrapping at 2^64, like RedisBloom's `size_t`).
+    pub count: u64,
+}
+
+/// A handle on the count-min sketch at one key. Creating the handle reads nothing.
+pub struct Cms {
+    store: Store,
+    ns: u16,
+    key: Vec<u8>,
+}
+
+/// Where one key's counters live.
+#[derive(Debug, Clone)]
+struct Layout {
+    params: CmsParams,
+    prefix: Vec<u8>,
+}
+
+impl Layout {
+    fn new(ns: u16, key: &[u8], meta: &Meta) -> Result<Layout> {
+        match meta.params {
+            Params::Cms(params) => Ok(Layout {
+                params,
+                prefix: keys::version_prefix(ns, key, meta.version),
+            }),
+            #[allow(unreachable_patterns)]
+            _ => Err(Error::WrongType),
+        }
+    }
+
+    fn cells(&self) -> u64 {
+        u64::from(self.params.width) * u64::from(self.params.depth)
+    }
+
+    fn pages(&self) -> u32 {
+        self.cells().div_ceil(u64::from(self.params.page_cells)) as u32
+    }
+
+    /// Counters in page `page` (the last page may be short).
+    fn page_len(&self, page: u32) -> u32 {
+        let cells_per = u64::from(self.params.page_cells);
+        (self.cells() - u64::from(page) * cells_per).min(cells_per) as u32
+    }
+
+    /// `(page, offset)` of `item`'s counter in each row.
+    fn slots<'a>(&'a self, item: &'a [u8]) -> impl Iterator<Item = (u32, u32)> + 'a {
+        let width = u64::from(self.params.width);
+        let cells_per = u64::from(self.params.page_cells);
+        (0..self.params.depth).map(move |row| {
+            let cell = u64::from(row) * width + u64::from(murmur2(item, row)) % width;
+            ((cell / cells_per) as u32, (cell % cells_per) as u32)
+        })
+    }
+
+    fn page_key(&self, page: u32) -> Vec<u8> {
+        keys::page_key(&self.prefix, 0, page)
+    }
+
+    fn tally_key(&self) -> Vec<u8> {
+        keys::page_key(&self.prefix, TALLY_SUB, 0)
+    }
+}
+
+/// Pages read for a command, decoded, by page number.
+struct Pages(BTreeMap<u32, Vec<u32>>);
+
+impl Pages {
+    fn cell(&self, page: u32, offset: u32) -> u32 {
+        self.0
+            .get(&page)
+            .and_then(|cells| cells.get(offset as usize))
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
+impl Cms {
+    pub(crate) fn new(store: Store, ns: u16, key: Vec<u8>) -> Cms {
+        Cms { store, ns, key }
+    }
+
+    /// The key.
+    pub fn key(&self) -> &[u8] {
+        &self.key
+    }
+
+    /// Creates a sketch of `width` × `depth` counters (`CMS.INITBYDIM`).
+    ///
+    /// ```
+    /// # fn main() -> rocksketch::Result<()> {
+    /// let dir = tempfile::tempdir()?;
+    /// let store = rocksketch::Store::open(dir.path(), Default::default())?;
+    /// let cms = store.cms("clicks");
+    /// cms.init_by_dim(2000, 7)?;
+    /// cms.incr_by(&[("home", 3), ("about", 1), ("home", 2)])?;
+    /// assert_eq!(cms.query(&["home", "about", "never"])?, vec![5, 1, 0]);
+    /// assert_eq!(cms.info()?.count, 6);
+    /// # Ok(()) }
+    /// ```
+    pub fn init_by_dim(&self, width: u64, depth: u64) -> Result<()> {
+        let _guard = self.store.lock(self.ns, &self.key);
+        if self.store.meta_locked(self.ns, &self.key)?.is_some() {
+            return Err(CmsError::KeyAlreadyExists.into());
+        }
+        if width == 0 {
+            return Err(CmsError::InvalidWidth.into());
+        }
+        if depth == 0 {
+            return Err(CmsError::InvalidDepth.into());
+        }
+        let fits = |n: u64| u32::try_from(n).ok();
+        let (Some(width), Some(depth)) = (fits(width), fits(depth)) else {
+            return Err(CmsError::InvalidInitArguments.into());
+        };
+        if u64::from(width) * u64::from(depth) > MAX_CELLS {
+            return Err(CmsError::InvalidInitArguments.into());
+        }
+        let meta = Meta {
+            version: self.store.next_version(),
+            expire_at_ms: 0,
+            params: Params::Cms(CmsParams {
+                width,
+                depth,
+                page_cells: self.store.page_cells(),
+            }),
+        };
+        // No pages are written: a missing page reads as zeros.
+        self.store
+            .put_meta(self.ns, &self.key, meta, WriteBatch::default())
+    }
+
+    /// Creates a sketch sized for an overestimation `error` (a fraction of the total
+    /// count) with probability `probability` of exceeding it (`CMS.INITBYPROB`):
+    /// width `ceil(2 / error)`, depth `ceil(log10(probability) / log10(0.5))`, the latter
+    /// in 32-bit float as RedisBloom computes it.
+    pub fn init_by_prob(&self, error: f64, probability: f64) -> Result<()> {
+        let (width, depth) = dims_from_prob(error, probability)?;
+        self.init_by_dim(width, depth)
+    }
+
+    /// Adds each `(item, increment)` blindly: one write batch, no read. Counters saturate
+    /// at `u32::MAX`.
+    pub fn incr_by<I: AsRef<[u8]>>(&self, items: &[(I, u64)]) -> Result<()> {
+        let layout = self.layout()?;
+        self.write_increments(&layout, items)
+    }
+
+    /// Adds each `(item, increment)` and returns each item's estimate right after its own
+    /// increment (`CMS.INCRBY`'s reply; `u32::MAX` means saturated). Reads the touched
+    /// pages first under the key's lock; the write is still one blind batch of deltas.
+    pub fn incr_by_with_estimates<I: AsRef<[u8]>>(&self, items: &[(I, u64)]) -> Result<Vec<u32>> {
+        let _guard = self.store.lock(self.ns, &self.key);
+        let layout = self.layout()?;
+        let mut pages = self.read_pages(&layout, items.iter().map(|(i, _)| i.as_ref()))?;
+        let mut estimates = Vec::with_capacity(items.len());
+        for (item, incr) in items {
+            let add = saturate(*incr);
+            let mut estimate = u32::MAX;
+            for (page, offset) in layout.slots(item.as_ref()) {
+                let cells = pages.0.entry(page).or_default();
+                if let Some(cell) = cells.get_mut(offset as usize) {
+                    *cell = cell.saturating_add(add);
+                    estimate = estimate.min(*cell);
+                }
+            }
+            estimates.push(estimate);
+        }
+        self.write_increments(&layout, items)?;
+        Ok(estimates)
+    }
+
+    /// The estimate of each item (`CMS.QUERY`).
+    pub fn query<I: AsRef<[u8]>>(&self, items: &[I]) -> Result<Vec<u32>> {
+        let layout = self.layout()?;
+        let pages = self.read_pages(&layout, items.iter().map(AsRef::as_ref))?;
+        Ok(items
+            .iter()
+            .map(|item| {
+                layout
+                    .slots(item.as_ref())
+                    .map(|(page, offset)| pages.cell(page, offset))
+                    .min()
+                    .unwrap_or(0)
+            })
+            .collect())
+    }
+
+    /// Width, depth and total count (`CMS.INFO`).
+    pub fn info(&self) -> Result<CmsInfo> {
+        let layout = self.layout()?;
+        Ok(CmsInfo {
+            width: layout.params.width,
+            depth: layout.params.depth,
+            count: self.read_count(&layout, &ReadOptions::default())?,
+        })
+    }
+
+    /// Width and depth, or RedisBloom's error for a missing key or another type.
+    pub fn dims(&self) -> Result<(u32, u32)> {
+        let layout = self.layout()?;
+        Ok((layout.params.width, layout.params.depth))
+    }
+
+    /// Replaces this sketch with the weighted sum of `sources` (`CMS.MERGE`); this sketch
+    /// may itself be a source. All sketches must have this one's width and depth. If any
+    /// counter, or the total count, falls outside `[0, u32::MAX]` (resp. `[0, i64::MAX]`),
+    /// nothing changes and the error is `CMS: MERGE overflow`.
+    ///
+    /// Sources are read at one snapshot and the result is written in one batch, under
+    /// this key's lock. A blind increment of this key that races the merge is ordered
+    /// before it (and replaced, as RedisBloom would) or after it (and kept).
+    pub fn merge<K: AsRef<[u8]>>(&self, sources: &[(K, i64)]) -> Result<()> {
+        let _guard = self.store.lock(self.ns, &self.key);
+        let dest = self.layout()?;
+        let mut layouts = Vec::with_capacity(sources.len());
+        for (source, _) in sources {
+            let layout =
+                Cms::new(self.store.clone(), self.ns, source.as_ref().to_vec()).layout()?;
+            if (layout.params.width, layout.params.depth) != (dest.params.width, dest.params.depth)
+            {
+                return Err(CmsError::DimensionsDiffer.into());
+            }
+            layouts.push(layout);
+        }
+        let snapshot = self.store.db().snapshot();
+        let mut read_opts = ReadOptions::default();
+        read_opts.set_snapshot(&snapshot);
+
+        let mut count: i128 = 0;
+        for (layout, (_, weight)) in layouts.iter().zip(sources) {
+            count += i128::from(self.read_count(layout, &read_opts)?) * i128::from(*weight);
+        }
+        if !(0..=i128::from(i64::MAX)).contains(&count) {
+            return Err(CmsError::MergeOverflow.into());
+        }
+        let mut sums = vec![0i128; dest.cells() as usize];
+        for (layout, (_, weight)) in layouts.iter().zip(sources) {
+            let cells = self.read_all(layout, &read_opts)?;
+            for (sum, cell) in sums.iter_mut().zip(cells) {
+                *sum += i128::from(cell) * i128::from(*weight);
+            }
+        }
+        if sums.iter().any(|s| !(0..=i128::from(u32::MAX)).contains(s)) {
+            return Err(CmsError::MergeOverflow.into());
+        }
+        // The result replaces the pages: puts, and deletes for all-zero pages.
+        let cf = self.store.pages_cf()?;
+        let mut batch = WriteBatch::default();
+        let page_cells = dest.params.page_cells as usize;
+        for (page, chunk) in (0u32..).zip(sums.chunks(page_cells)) {
+            let cells: Vec<u32> = chunk.iter().map(|s| *s as u32).collect();
+            let page_value = CounterPage::from_cells(cells);
+            if page_value.is_zero() {
+                batch.delete_cf(cf, dest.page_key(page));
+            } else {
+                batch.put_cf(cf, dest.page_key(page), page_value.encode());
+            }
+        }
+        batch.put_cf(
+            cf,
+            dest.tally_key(),
+            Tally::new(vec![count as u64]).encode_page(),
+        );
+        self.store.write(batch)
+    }
+
+    /// Reads this key's metadata and checks it is a count-min sketch.
+    fn layout(&self) -> Result<Layout> {
+        match self.store.meta(self.ns, &self.key)? {
+            None => Err(CmsError::KeyDoesNotExist.into()),
+            Some(meta) if meta.key_type() == KeyType::Cms => Layout::new(self.ns, &self.key, &meta),
+            Some(_) => Err(Error::WrongType),
+        }
+    }
+
+    /// The blind write: per page, one delta with the summed additions; one tally delta.
+    fn write_increments<I: AsRef<[u8]>>(&self, layout: &Layout, items: &[(I, u64)]) -> Result<()> {
+        let cf = self.store.pages_cf()?;
+        let mut batch = WriteBatch::default();
+        for (key, operand) in increment_operands(layout, items)? {
+            batch.merge_cf(cf, key, operand);
+        }
+        self.store.write(batch)
+    }
+
+    /// Reads and decodes the pages that `items` touch.
+    fn read_pages<'a>(
+        &self,
+        layout: &Layout,
+        items: impl Iterator<Item = &'a [u8]>,
+    ) -> Result<Pages> {
+        let mut wanted: Vec<u32> = items
+            .flat_map(|item| layout.slots(item).map(|(p, _)| p).collect::<Vec<_>>())
+            .collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        self.read_page_set(layout, &wanted, &ReadOptions::default())
+    }
+
+    fn read_page_set(
+        &self,
+        layout: &Layout,
+        pages: &[u32],
+        read_opts: &ReadOptions,
+    ) -> Result<Pages> {
+        let page_keys: Vec<Vec<u8>> = pages.iter().map(|p| layout.page_key(*p)).collect();
+        let values = self.store.get_pages(&page_keys, read_opts)?;
+        let mut out = BTreeMap::new();
+        for (page, value) in pages.iter().zip(values) {
+            let len = layout.page_len(*page) as usize;
+            let cells = match value {
+                None => vec![0; len],
+                Some(raw) => {
+                    let cells = CounterPage::decode(&raw)
+                        .map_err(|source| self.corruption("a counter page", source))?
+                        .into_cells();
+                    if cells.len() != len {
+                        return Err(self.corruption(
+                            "a counter page",
+                            rocksketch_merge::Error::Invalid(
+                                "page length differs from the sketch's layout",
+                            ),
+                        ));
+                    }
+                    cells
+                }
+            };
+            out.insert(*page, cells);
+        }
+        Ok(Pages(out))
+    }
+
+    /// Every counter of a sketch, row-major.
+    fn read_all(&self, layout: &Layout, read_opts: &ReadOptions) -> Result<Vec<u32>> {
+        let mut cells = Vec::with_capacity(layout.cells() as usize);
+        let all: Vec<u32> = (0..layout.pages()).collect();
+        for chunk in all.chunks(256) {
+            let pages = self.read_page_set(layout, chunk, read_opts)?;
+            for (_, page_cells) in pages.0 {
+                cells.extend(page_cells);
+            }
+        }
+        Ok(cells)
+    }
+
+    fn read_count(&self, layout: &Layout, read_opts: &ReadOptions) -> Result<u64> {
+        let value = self
+            .store
+            .get_pages(&[layout.tally_key()], read_opts)?
+            .pop()
+            .flatten();
+        match value {
+            None => Ok(0),
+            Some(raw) => Ok(Tally::decode_page(&raw)
+                .map_err(|source| self.corruption("the tally page", source))?
+                .get(0)),
+        }
+    }
+
+    fn corruption(&self, what: &'static str, source: rocksketch_merge::Error) -> Error {
+        Error::Corruption {
+            key: self.key.clone(),
+            what,
+            source,
+        }
+    }
+}
+
+/// The `(page key, operand)` pairs of an increment: per page, one delta with the summed
+/// additions, sorted by page; then one tally delta with the summed increments.
+fn increment_operands<I: AsRef<[u8]>>(
+    layout: &Layout,
+    items: &[(I, u64)],
+) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    let mut adds: Vec<(u32, u32, u32)> =
+        Vec::with_capacity(items.len() * layout.params.depth as usize);
+    let mut count = 0u64;
+    for (item, incr) in items {
+        count = count.wrapping_add(*incr);
+        let add = saturate(*incr);
+        adds.extend(
+            layout
+                .slots(item.as_ref())
+                .map(|(page, offset)| (page, offset, add)),
+        );
+    }
+    adds.sort_unstable_by_key(|(page, offset, _)| (*page, *offset));
+    let mut out = Vec::new();
+    for group in adds.chunk_by(|a, b| a.0 == b.0) {
+        let page = group[0].0;
+        let mut entries: Vec<(u32, u32)> = Vec::with_capacity(group.len());
+        for (_, offset, add) in group {
+            match entries.last_mut() {
+                Some((last, sum)) if last == offset => *sum = sum.saturating_add(*add),
+                _ => entries.push((*offset, *add)),
+            }
+        }
+        out.push((
+            layout.page_key(page),
+            encode_delta(layout.page_len(page), entries)?,
+        ));
+    }
+    out.push((layout.tally_key(), Tally::new(vec![count]).encode_delta()));
+    Ok(out)
+}
+
+/// An increment as a saturating `u32` addition: anything at or above `u32::MAX`
+/// saturates a counter either way.
+fn saturate(incr: u64) -> u32 {
+    u32::try_from(incr).unwrap_or(u32::MAX)
+}
+
+/// A delta in its smaller form: sparse entries, or dense once they cover half the page.
+fn encode_delta(page_len: u32, entries: Vec<(u32, u32)>) -> Result<Vec<u8>> {
+    let delta = if entries.len() * 2 < page_len as usize {
+        CounterDelta::sparse(page_len, entries)
+    } else {
+        let mut adds = vec![0u32; page_len as usize];
+        for (offset, add) in entries {
+            if let Some(slot) = adds.get_mut(offset as usize) {
+                *slot = slot.saturating_add(add);
+            }
+        }
+        CounterDelta::dense(adds)
+    };
+    delta
+        .map(|d| d.encode())
+        .map_err(|e| Error::InvalidArgument(e.to_string()))
+}
+
+/// RedisBloom's `CMS_DimFromProb`, validated as its command does.
+pub fn dims_from_prob(error: f64, probability: f64) -> Result<(u64, u64)> {
+    if !(error > 0.0 && error < 1.0) {
+        return Err(CmsError::InvalidOverestimation.into());
+    }
+    if !(probability > 0.0 && probability < 1.0) {
+        return Err(CmsError::InvalidProb.into());
+    }
+    let width = (2.0 / error).ceil() as u64;
+    let depth = ((probability as f32).log10() / 0.5f32.log10()).ceil() as u64;
+    Ok((width, depth))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dims_from_prob_matches_redisbloom() {
+        assert_eq!(dims_from_prob(0.001, 0.01).unwrap(), (2000, 7));
+        assert_eq!(dims_from_prob(0.01, 0.001).unwrap(), (200, 10));
+        assert_eq!(dims_from_prob(0.05, 0.2).unwrap(), (40, 3));
+        assert!(matches!(
+            dims_from_prob(0.0, 0.1),
+            Err(Error::Cms(CmsError::InvalidOverestimation))
+        ));
+        assert!(matches!(
+            dims_from_prob(0.1, 1.0),
+            Err(Error::Cms(CmsError::InvalidProb))
+        ));
+    }
+}

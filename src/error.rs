@@ -1,0 +1,124 @@
+//! The engine's error type: storage failures, corruption, and the user-facing cases, each
+//! with the text RedisBloom sends for it.
+
+use std::fmt;
+
+/// Errors of the count-min sketch commands, with RedisBloom's exact texts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CmsError {
+    KeyDoesNotExist,
+    KeyAlreadyExists,
+    InvalidWidth,
+    InvalidDepth,
+    InvalidInitArguments,
+    InvalidOverestimation,
+    InvalidProb,
+    CannotParseNumber,
+    NumberNegative,
+    DimensionsDiffer,
+    InvalidNumkeys,
+    NumkeysNotPositive,
+    WrongNumberOfKeys,
+    WrongNumberOfKeysWeights,
+    InvalidWeight,
+    MergeOverflow,
+    IncrbyOverflow,
+}
+
+impl CmsError {
+    /// The error text RedisBloom replies with.
+    pub fn text(self) -> &'static str {
+        match self {
+            CmsError::KeyDoesNotExist => "CMS: key does not exist",
+            CmsError::KeyAlreadyExists => "CMS: key already exists",
+            CmsError::InvalidWidth => "CMS: invalid width",
+            CmsError::InvalidDepth => "CMS: invalid depth",
+            CmsError::InvalidInitArguments => "CMS: invalid init arguments",
+            CmsError::InvalidOverestimation => "CMS: invalid overestimation value",
+            CmsError::InvalidProb => "CMS: invalid prob value",
+            CmsError::CannotParseNumber => "CMS: Cannot parse number",
+            CmsError::NumberNegative => "CMS: Number cannot be negative",
+            CmsError::DimensionsDiffer => "CMS: width/depth is not equal",
+            CmsError::InvalidNumkeys => "CMS: invalid numkeys",
+            CmsError::NumkeysNotPositive => "CMS: Number of keys must be positive",
+            CmsError::WrongNumberOfKeys => "CMS: wrong number of keys",
+            CmsError::WrongNumberOfKeysWeights => "CMS: wrong number of keys/weights",
+            CmsError::InvalidWeight => "CMS: invalid weight value",
+            CmsError::MergeOverflow => "CMS: MERGE overflow",
+            CmsError::IncrbyOverflow => "CMS: INCRBY overflow",
+        }
+    }
+}
+
+/// Everything that can go wrong in the engine.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// RocksDB reported an error (its message; rust-rocksdb's error is only a string).
+    Storage(String),
+    /// An I/O error outside RocksDB.
+    Io(std::io::Error),
+    /// A stored page or record of `key` could not be decoded.
+    Corruption {
+        key: Vec<u8>,
+        what: &'static str,
+        source: rocksketch_merge::Error,
+    },
+    /// The key holds another type of structure.
+    WrongType,
+    /// An argument is out of range; the text says which and why.
+    InvalidArgument(String),
+    /// A count-min sketch command error.
+    Cms(CmsError),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Storage(msg) => write!(f, "ERR storage: {msg}"),
+            Error::Io(err) => write!(f, "ERR i/o: {err}"),
+            Error::Corruption { key, what, source } => write!(
+                f,
+                "ERR corruption in {what} of key '{}': {source}",
+                String::from_utf8_lossy(key)
+            ),
+            Error::WrongType => {
+                f.write_str("WRONGTYPE Operation against a key holding the wrong kind of value")
+            }
+            Error::InvalidArgument(msg) => write!(f, "ERR {msg}"),
+            Error::Cms(err) => f.write_str(err.text()),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io(err) => Some(err),
+            Error::Corruption { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+impl From<rocksdb::Error> for Error {
+    fn from(err: rocksdb::Error) -> Error {
+        Error::Storage(err.into_string())
+    }
+}
+
+impl From<std::io::Error> for Error {
+    fn from(err: std::io::Error) -> Error {
+        Error::Io(err)
+    }
+}
+
+impl From<CmsError> for Error {
+    fn from(err: CmsError) -> Error {
+        Error::Cms(err)
+    }
+}
+
+/// `Result` with the engine's error.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,237 @@
+//! Metadata records: one per user key in the `meta` column family, written with `put`
+//! under the key's lock, never on the blind write path.
+//!
+//! ```text
+//! Meta record, 24 + params_len + 4 bytes:
+//! type u8 | format u8 | reserved u16 | params_len u32 LE | key_version u64 LE |
+//! expire_at_ms u64 LE (0: none) | params | crc32 u32 LE (of everything before it)
+//!
+//! CMS params, 12 bytes: width u32 LE | depth u32 LE | page_cells u32 LE
+//! ```
+
+use rocksketch_merge::Error as CodecError;
+
+const TYPE_OFFSET: usize = 0;
+const FORMAT_OFFSET: usize = TYPE_OFFSET + 1;
+const RESERVED_OFFSET: usize = FORMAT_OFFSET + 1;
+const PARAMS_LEN_OFFSET: usize = RESERVED_OFFSET + 2;
+const VERSION_OFFSET: usize = PARAMS_LEN_OFFSET + 4;
+const EXPIRE_OFFSET: usize = VERSION_OFFSET + 8;
+const PARAMS_OFFSET: usize = EXPIRE_OFFSET + 8;
+const CRC_LEN: usize = 4;
+const FORMAT_1: u8 = 1;
+const CMS_PARAMS_LEN: usize = 12;
+
+/// The type of structure a key holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum KeyType {
+    /// A count-min sketch.
+    Cms,
+}
+
+impl KeyType {
+    /// The name Redis's `TYPE` answers for this type (RedisBloom's module type names).
+    pub fn redis_name(self) -> &'static str {
+        match self {
+            KeyType::Cms => "CMSk-TYPE",
+        }
+    }
+
+    fn tag(self) -> u8 {
+        match self {
+            KeyType::Cms => 1,
+        }
+    }
+}
+
+/// Parameters of a count-min sketch, fixed at creation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CmsParams {
+    pub width: u32,
+    pub depth: u32,
+    /// Counters per page (the page's byte size is four times this).
+    pub page_cells: u32,
+}
+
+/// The parameters of a key, by type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Params {
+    Cms(CmsParams),
+}
+
+impl Params {
+    /// The type these parameters belong to.
+    pub fn key_type(&self) -> KeyType {
+        match self {
+            Params::Cms(_) => KeyType::Cms,
+        }
+    }
+}
+
+/// A decoded metadata record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Meta {
+    /// Distinguishes this incarnation of the key from earlier ones: its pages live under
+    /// this version, so a deleted and recreated key never sees old pages.
+    pub version: u64,
+    /// Unix time in milliseconds at which the key expires; 0 for never.
+    pub expire_at_ms: u64,
+    pub params: Params,
+}
+
+impl Meta {
+    /// The type of the key.
+    pub fn key_type(&self) -> KeyType {
+        self.params.key_type()
+    }
+
+    /// Whether the key has expired at `now_ms`.
+    pub fn is_expired(&self, now_ms: u64) -> bool {
+        self.expire_at_ms != 0 && self.expire_at_ms <= now_ms
+    }
+
+    /// Encodes the record.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut params = Vec::with_capacity(CMS_PARAMS_LEN);
+        match self.params {
+            Params::Cms(p) => {
+                params.extend_from_slice(&p.width.to_le_bytes());
+                params.extend_from_slice(&p.depth.to_le_bytes());
+                params.extend_from_slice(&p.page_cells.to_le_bytes());
+            }
+        }
+        let mut out = Vec::with_capacity(PARAMS_OFFSET + params.len() + CRC_LEN);
+        out.push(self.key_type().tag());
+        out.push(FORMAT_1);
+        out.extend_from_slice(&0u16.to_le_bytes());
+        out.extend_from_slice(&(params.len() as u32).to_le_bytes());
+        out.extend_from_slice(&self.version.to_le_bytes());
+        out.extend_from_slice(&self.expire_at_ms.to_le_bytes());
+        out.extend_from_slice(&params);
+        let crc = crc32fast::hash(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    /// Decodes a record, checking its length, checksum, format and fields.
+    pub fn decode(bytes: &[u8]) -> Result<Meta, CodecError> {
+        let fixed = bytes.get(..PARAMS_OFFSET).ok_or(CodecError::Truncated {
+            need: PARAMS_OFFSET + CRC_LEN,
+            have: bytes.len(),
+        })?;
+        let params_len = le_u32(fixed, PARAMS_LEN_OFFSET) as usize;
+        let need = PARAMS_OFFSET + params_len + CRC_LEN;
+        if bytes.len() != need {
+            return Err(if bytes.len() < need {
+                CodecError::Truncated {
+                    need,
+                    have: bytes.len(),
+                }
+            } else {
+                CodecError::TrailingBytes {
+                    expected: need,
+                    got: bytes.len(),
+                }
+            });
+        }
+        let (body, crc) = bytes.split_at(need - CRC_LEN);
+        let expected = le_u32(crc, 0);
+        let got = crc32fast::hash(body);
+        if expected != got {
+            return Err(CodecError::ChecksumMismatch { expected, got });
+        }
+        if fixed[FORMAT_OFFSET] != FORMAT_1 {
+            return Err(CodecError::UnsupportedVersion(fixed[FORMAT_OFFSET]));
+        }
+        let params = &body[PARAMS_OFFSET..];
+        let params = match fixed[TYPE_OFFSET] {
+            1 if params.len() == CMS_PARAMS_LEN => {
+                let p = CmsParams {
+                    width: le_u32(params, 0),
+                    depth: le_u32(params, 4),
+                    page_cells: le_u32(params, 8),
+                };
+                if p.width == 0 || p.depth == 0 || p.page_cells == 0 {
+                    return Err(CodecError::Invalid("zero count-min dimension"));
+                }
+                Params::Cms(p)
+            }
+            1 => {
+                return Err(CodecError::Invalid(
+                    "count-min parameters of the wrong size",
+                ))
+            }
+            other => return Err(CodecError::UnknownKind(other)),
+        };
+        Ok(Meta {
+            version: le_u64(fixed, VERSION_OFFSET),
+            expire_at_ms: le_u64(fixed, EXPIRE_OFFSET),
+            params,
+        })
+    }
+}
+
+fn le_u32(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or_default())
+}
+
+fn le_u64(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Meta {
+        Meta {
+            version: 0x0102_0304_0506_0708,
+            expire_at_ms: 99,
+            params: Params::Cms(CmsParams {
+                width: 2000,
+                depth: 7,
+                page_cells: 1024,
+            }),
+        }
+    }
+
+    #[test]
+    fn round_trip() {
+        assert_eq!(Meta::decode(&sample().encode()), Ok(sample()));
+    }
+
+    #[test]
+    fn flipped_byte_is_a_checksum_error() {
+        for i in 0..sample().encode().len() {
+            let mut bytes = sample().encode();
+            bytes[i] ^= 0x10;
+            assert!(Meta::decode(&bytes).is_err(), "flip at {i} went unnoticed");
+        }
+        let mut bytes = sample().encode();
+        bytes[PARAMS_OFFSET] ^= 1;
+        assert!(matches!(
+            Meta::decode(&bytes),
+            Err(CodecError::ChecksumMismatch { .. })
+        ));
+    }
+
+    #[test]
+    fn truncation_is_an_error() {
+        let bytes = sample().encode();
+        for cut in 0..bytes.len() {
+            assert!(matches!(
+                Meta::decode(&bytes[..cut]),
+                Err(CodecError::Truncated { .. })
+            ));
+        }
+    }
+
+    #[test]
+    fn expiry() {
+        let mut m = sample();
+        assert!(m.is_expired(99) && !m.is_expired(98));
+        m.expire_at_ms = 0;
+        assert!(!m.is_expired(u64::MAX));
+    }
+}

@@ -1,0 +1,473 @@
+//! The store: a RocksDB database with a `meta` and a `pages` column family, a metadata
+//! cache, striped key locks, and the generic key operations.
+
+use crate::cms::Cms;
+use crate::error::{Error, Result};
+use crate::keys;
+use crate::locks::KeyLocks;
+use crate::meta::{KeyType, Meta};
+use crate::operator::register_merge_operator;
+use parking_lot::{MutexGuard, RwLock};
+use rocksdb::{
+    BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType, IteratorMode, ReadOptions,
+    WriteBatch, WriteOptions, DB,
+};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Name of the column family that holds metadata records.
+pub const META_CF: &str = "meta";
+/// Name of the column family that holds pages; the merge operator is registered here.
+pub const PAGES_CF: &str = "pages";
+
+/// Options of a [`Store`].
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    /// Sync the WAL on every write (durable against power loss, slower). Default: off;
+    /// the WAL itself is always on, so acknowledged writes survive a process crash.
+    pub sync_writes: bool,
+    /// Bytes per page of new count-min sketches. Default 4096 (1024 counters).
+    pub page_bytes: u32,
+    /// Metadata records kept in memory. Default 100 000.
+    pub meta_cache_entries: usize,
+    /// RocksDB's `max_successive_merges` for the pages column family: once a page has
+    /// this many operands in the memtable, the next write folds them into one value, so
+    /// a read never merges a long pile of operands. Default 64; 0 disables it.
+    pub max_successive_merges: usize,
+    /// Memtable size of the pages column family. Default 32 MiB.
+    pub write_buffer_bytes: usize,
+    /// Block cache shared by both column families. Default 64 MiB.
+    pub block_cache_bytes: usize,
+}
+
+impl Default for StoreOptions {
+    fn default() -> StoreOptions {
+        StoreOptions {
+            sync_writes: false,
+            page_bytes: 4096,
+            meta_cache_entries: 100_000,
+            max_successive_merges: 64,
+            write_buffer_bytes: 32 << 20,
+            block_cache_bytes: 64 << 20,
+        }
+    }
+}
+
+impl StoreOptions {
+    /// Column family options for the pages column family, with the merge operator. A host
+    /// database can start from these, or register the operator on its own options with
+    /// [`crate::register_merge_operator`].
+    pub fn pages_cf_options(&self, cache: &Cache) -> rocksdb::Options {
+        let mut opts = rocksdb::Options::default();
+        register_merge_operator(&mut opts);
+        opts.set_max_successive_merges(self.max_successive_merges);
+        opts.set_write_buffer_size(self.write_buffer_bytes);
+        opts.set_compression_type(DBCompressionType::Lz4);
+        opts.set_block_based_table_factory(&table_options(cache));
+        opts
+    }
+
+    /// Column family options for the meta column family.
+    pub fn meta_cf_options(&self, cache: &Cache) -> rocksdb::Options {
+        let mut opts = rocksdb::Options::default();
+        opts.set_compression_type(DBCompressionType::Lz4);
+        opts.set_block_based_table_factory(&table_options(cache));
+        opts
+    }
+
+    /// Descriptors of both column families, for `DB::open_cf_descriptors`.
+    pub fn column_families(&self, cache: &Cache) -> Vec<ColumnFamilyDescriptor> {
+        vec![
+            ColumnFamilyDescriptor::new(META_CF, self.meta_cf_options(cache)),
+            ColumnFamilyDescriptor::new(PAGES_CF, self.pages_cf_options(cache)),
+        ]
+    }
+}
+
+fn table_options(cache: &Cache) -> BlockBasedOptions {
+    let mut table = BlockBasedOptions::default();
+    table.set_block_cache(cache);
+    // Point reads dominate: a filter spares a read of every L0 file that lacks the key.
+    table.set_bloom_filter(10.0, false);
+    table.set_cache_index_and_filter_blocks(true);
+    table
+}
+
+/// Names of the column families a host database gives rocksketch.
+#[derive(Debug, Clone)]
+pub struct ColumnFamilies {
+    pub meta: String,
+    pub pages: String,
+}
+
+impl Default for ColumnFamilies {
+    fn default() -> ColumnFamilies {
+        ColumnFamilies {
+            meta: META_CF.to_owned(),
+            pages: PAGES_CF.to_owned(),
+        }
+    }
+}
+
+/// A store of sketches and filters. Cheap to clone; `Send + Sync`.
+///
+/// One `Store` should own a database's rocksketch column families: the metadata cache
+/// is per `Store`, so two of them over one database could see each other's changes late.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    db: Arc<DB>,
+    cfs: ColumnFamilies,
+    locks: KeyLocks,
+    cache: MetaCache,
+    last_version: AtomicU64,
+    write_opts: WriteOptions,
+    page_cells: u32,
+}
+
+impl Store {
+    /// Opens (creating if needed) a store in directory `dir`.
+    ///
+    /// ```
+    /// # fn main() -> rocksketch::Result<()> {
+    /// let dir = tempfile::tempdir()?;
+    /// let store = rocksketch::Store::open(dir.path(), Default::default())?;
+    /// assert!(!store.ns(0).exists(b"nothing")?);
+    /// # Ok(()) }
+    /// ```
+    pub fn open(dir: impl AsRef<Path>, options: StoreOptions) -> Result<Store> {
+        let cache = Cache::new_lru_cache(options.block_cache_bytes);
+        let mut db_opts = rocksdb::Options::default();
+        db_opts.create_if_missing(true);
+        db_opts.create_missing_column_families(true);
+        db_opts.set_max_background_jobs(2);
+        let db = DB::open_cf_descriptors(&db_opts, dir, options.column_families(&cache))?;
+        Store::with_db(Arc::new(db), ColumnFamilies::default(), options)
+    }
+
+    /// A store over a database the host opened itself, whose pages column family has
+    /// rocksketch's merge operator registered (see [`crate::register_merge_operator`]).
+    pub fn with_db(db: Arc<DB>, cfs: ColumnFamilies, options: StoreOptions) -> Result<Store> {
+        for name in [&cfs.meta, &cfs.pages] {
+            if db.cf_handle(name).is_none() {
+                return Err(Error::InvalidArgument(format!(
+                    "column family '{name}' does not exist in the database"
+                )));
+            }
+        }
+        if !(4..=1 << 20).contains(&options.page_bytes) {
+            return Err(Error::InvalidArgument(format!(
+                "page_bytes must be in [4, 1048576], got {}",
+                options.page_bytes
+            )));
+        }
+        let mut write_opts = WriteOptions::default();
+        write_opts.set_sync(options.sync_writes);
+        Ok(Store {
+            inner: Arc::new(Inner {
+                db,
+                cfs,
+                locks: KeyLocks::default(),
+                cache: MetaCache::new(options.meta_cache_entries),
+                last_version: AtomicU64::new(0),
+                write_opts,
+                page_cells: options.page_bytes / 4,
+            }),
+        })
+    }
+
+    /// The underlying database (for hosts, statistics and compaction).
+    pub fn db(&self) -> &Arc<DB> {
+        &self.inner.db
+    }
+
+    /// The keys of namespace `ns` (Redis's numbered databases map to namespaces).
+    pub fn ns(&self, ns: u16) -> Namespace {
+        Namespace {
+            store: self.clone(),
+            ns,
+        }
+    }
+
+    /// The count-min sketch at `key` in namespace 0.
+    pub fn cms(&self, key: impl AsRef<[u8]>) -> Cms {
+        self.ns(0).cms(key)
+    }
+
+    /// Flushes memtables and compacts both column families fully.
+    pub fn compact(&self) -> Result<()> {
+        for cf in [self.meta_cf()?, self.pages_cf()?] {
+            self.inner.db.flush_cf(cf)?;
+            self.inner
+                .db
+                .compact_range_cf(cf, None::<&[u8]>, None::<&[u8]>);
+        }
+        Ok(())
+    }
+
+    /// Operands that merges in this process skipped as undecodable (see
+    /// [`rocksketch_merge::full_merge`]); non-zero means some stored bytes are corrupt.
+    pub fn skipped_operands(&self) -> u64 {
+        crate::operator::skipped_operands()
+    }
+
+    // ---- crate-internal plumbing for the typed handles ----
+
+    pub(crate) fn meta_cf(&self) -> Result<&rocksdb::ColumnFamily> {
+        self.cf(&self.inner.cfs.meta)
+    }
+
+    pub(crate) fn pages_cf(&self) -> Result<&rocksdb::ColumnFamily> {
+        self.cf(&self.inner.cfs.pages)
+    }
+
+    fn cf(&self, name: &str) -> Result<&rocksdb::ColumnFamily> {
+        self.inner
+            .db
+            .cf_handle(name)
+            .ok_or_else(|| Error::Storage(format!("column family '{name}' is gone")))
+    }
+
+    pub(crate) fn page_cells(&self) -> u32 {
+        self.inner.page_cells
+    }
+
+    pub(crate) fn lock(&self, ns: u16, key: &[u8]) -> MutexGuard<'_, ()> {
+        self.inner.locks.lock(ns, key)
+    }
+
+    /// The live metadata of a key: from the cache, else read under the key's lock (so a
+    /// concurrent delete cannot leave a stale entry behind). Expired keys read as absent.
+    pub(crate) fn meta(&self, ns: u16, key: &[u8]) -> Result<Option<Meta>> {
+        let mkey = keys::meta_key(ns, key);
+        let meta = match self.inner.cache.get(&mkey) {
+            Some(meta) => Some(meta),
+            None => {
+                let _guard = self.lock(ns, key);
+                self.meta_locked(ns, key)?
+            }
+        };
+        Ok(meta.filter(|m| !m.is_expired(now_ms())))
+    }
+
+    /// Reads metadata from the database and caches it. Call with the key's lock held.
+    pub(crate) fn meta_locked(&self, ns: u16, key: &[u8]) -> Result<Option<Meta>> {
+        let mkey = keys::meta_key(ns, key);
+        if let Some(meta) = self.inner.cache.get(&mkey) {
+            return Ok(Some(meta));
+        }
+        let Some(raw) = self.inner.db.get_pinned_cf(self.meta_cf()?, &mkey)? else {
+            return Ok(None);
+        };
+        let meta = Meta::decode(&raw).map_err(|source| Error::Corruption {
+            key: key.to_vec(),
+            what: "metadata",
+            source,
+        })?;
+        self.inner.cache.insert(mkey, meta);
+        Ok(Some(meta))
+    }
+
+    /// A version newer than any this process handed out before: the time in
+    /// microseconds, or one more than the last if the clock has not moved on.
+    pub(crate) fn next_version(&self) -> u64 {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros() as u64);
+        let prev = self
+            .inner
+            .last_version
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |last| {
+                Some(now.max(last + 1))
+            })
+            .unwrap_or(0);
+        now.max(prev + 1)
+    }
+
+    /// Writes `meta` for a key (with the key's lock held) along with `batch`.
+    pub(crate) fn put_meta(
+        &self,
+        ns: u16,
+        key: &[u8],
+        meta: Meta,
+        mut batch: WriteBatch,
+    ) -> Result<()> {
+        let mkey = keys::meta_key(ns, key);
+        batch.put_cf(self.meta_cf()?, &mkey, meta.encode());
+        self.write(batch)?;
+        self.inner.cache.insert(mkey, meta);
+        Ok(())
+    }
+
+    /// Adds the removal of a key's metadata and all its pages to `batch`.
+    pub(crate) fn delete_into(
+        &self,
+        batch: &mut WriteBatch,
+        ns: u16,
+        key: &[u8],
+        meta: &Meta,
+    ) -> Result<()> {
+        batch.delete_cf(self.meta_cf()?, keys::meta_key(ns, key));
+        let prefix = keys::version_prefix(ns, key, meta.version);
+        let end = keys::prefix_end(&prefix)
+            .ok_or_else(|| Error::InvalidArgument("key too long".to_owned()))?;
+        batch.delete_range_cf(self.pages_cf()?, prefix, end);
+        Ok(())
+    }
+
+    pub(crate) fn write(&self, batch: WriteBatch) -> Result<()> {
+        Ok(self.inner.db.write_opt(batch, &self.inner.write_opts)?)
+    }
+
+    /// Reads pages by key; `None` for a page never written.
+    pub(crate) fn get_pages(
+        &self,
+        page_keys: &[Vec<u8>],
+        read_opts: &ReadOptions,
+    ) -> Result<Vec<Option<Vec<u8>>>> {
+        let cf = self.pages_cf()?;
+        self.inner
+            .db
+            .multi_get_cf_opt(page_keys.iter().map(|k| (cf, k)), read_opts)
+            .into_iter()
+            .map(|r| r.map_err(Error::from))
+            .collect()
+    }
+
+    pub(crate) fn forget(&self, ns: u16, key: &[u8]) {
+        self.inner.cache.remove(&keys::meta_key(ns, key));
+    }
+}
+
+/// The keys of one namespace, and the generic operations over them.
+#[derive(Clone)]
+pub struct Namespace {
+    store: Store,
+    ns: u16,
+}
+
+impl Namespace {
+    /// The namespace number.
+    pub fn id(&self) -> u16 {
+        self.ns
+    }
+
+    /// The count-min sketch at `key` (it need not exist yet).
+    pub fn cms(&self, key: impl AsRef<[u8]>) -> Cms {
+        Cms::new(self.store.clone(), self.ns, key.as_ref().to_vec())
+    }
+
+    /// Whether `key` exists (and has not expired).
+    pub fn exists(&self, key: &[u8]) -> Result<bool> {
+        Ok(self.store.meta(self.ns, key)?.is_some())
+    }
+
+    /// The type of structure at `key`, if any.
+    pub fn key_type(&self, key: &[u8]) -> Result<Option<KeyType>> {
+        Ok(self.store.meta(self.ns, key)?.map(|m| m.key_type()))
+    }
+
+    /// Deletes `key` and all its pages; returns whether it existed. A later structure at
+    /// the same key gets a new version and never sees the old pages.
+    pub fn delete(&self, key: &[u8]) -> Result<bool> {
+        let _guard = self.store.lock(self.ns, key);
+        let Some(meta) = self.store.meta_locked(self.ns, key)? else {
+            return Ok(false);
+        };
+        let mut batch = WriteBatch::default();
+        self.store.delete_into(&mut batch, self.ns, key, &meta)?;
+        self.store.write(batch)?;
+        self.store.forget(self.ns, key);
+        Ok(!meta.is_expired(now_ms()))
+    }
+
+    /// Up to `limit` live keys after `after` (exclusive; `None` from the start) in key
+    /// order, with their types: a cursor for listing a large namespace in steps.
+    pub fn scan(&self, after: Option<&[u8]>, limit: usize) -> Result<Vec<(Vec<u8>, KeyType)>> {
+        let start = keys::meta_key(self.ns, after.unwrap_or_default());
+        let cf = self.store.meta_cf()?;
+        let iter = self
+            .store
+            .inner
+            .db
+            .iterator_cf(cf, IteratorMode::From(&start, rocksdb::Direction::Forward));
+        let now = now_ms();
+        let mut out = Vec::new();
+        for item in iter {
+            let (raw_key, raw_meta) = item?;
+            let Some((ns, key)) = keys::split_meta_key(&raw_key) else {
+                continue;
+            };
+            if ns != self.ns || out.len() >= limit {
+                break;
+            }
+            if after == Some(key) {
+                continue;
+            }
+            let meta = Meta::decode(&raw_meta).map_err(|source| Error::Corruption {
+                key: key.to_vec(),
+                what: "metadata",
+                source,
+            })?;
+            if !meta.is_expired(now) {
+                out.push((key.to_vec(), meta.key_type()));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every live key of the namespace, in key order.
+    pub fn keys(&self) -> Result<Vec<(Vec<u8>, KeyType)>> {
+        self.scan(None, usize::MAX)
+    }
+}
+
+/// A bounded map from meta key to metadata. When full, an arbitrary entry makes room:
+/// a miss costs one point read, so a simple policy is enough.
+struct MetaCache {
+    map: RwLock<HashMap<Vec<u8>, Meta>>,
+    capacity: usize,
+}
+
+impl MetaCache {
+    fn new(capacity: usize) -> MetaCache {
+        MetaCache {
+            map: RwLock::new(HashMap::new()),
+            capacity,
+        }
+    }
+
+    fn get(&self, key: &[u8]) -> Option<Meta> {
+        self.map.read().get(key).copied()
+    }
+
+    fn insert(&self, key: Vec<u8>, meta: Meta) {
+        if self.capacity == 0 {
+            return;
+        }
+        let mut map = self.map.write();
+        if map.len() >= self.capacity && !map.contains_key(&key) {
+            if let Some(victim) = map.keys().next().cloned() {
+                map.remove(&victim);
+            }
+        }
+        map.insert(key, meta);
+    }
+
+    fn remove(&self, key: &[u8]) {
+        self.map.write().remove(key);
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}

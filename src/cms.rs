@@ -127,8 +127,14 @@ impl Cms {
     /// ```
     pub fn init_by_dim(&self, width: u64, depth: u64) -> Result<()> {
         let _guard = self.store.lock(self.ns, &self.key);
-        if self.store.meta_locked(self.ns, &self.key)?.is_some() {
-            return Err(CmsError::KeyAlreadyExists.into());
+        let mut batch = WriteBatch::default();
+        if let Some(old) = self.store.read_meta(self.ns, &self.key, false)? {
+            if !old.is_expired(crate::store::now_ms()) {
+                return Err(CmsError::KeyAlreadyExists.into());
+            }
+            // An expired key's pages go with the new metadata, in one batch.
+            self.store
+                .delete_into(&mut batch, self.ns, &self.key, &old)?;
         }
         if width == 0 {
             return Err(CmsError::InvalidWidth.into());
@@ -153,8 +159,7 @@ impl Cms {
             }),
         };
         // No pages are written: a missing page reads as zeros.
-        self.store
-            .put_meta(self.ns, &self.key, meta, WriteBatch::default())
+        self.store.put_meta(self.ns, &self.key, meta, batch)
     }
 
     /// Creates a sketch sized for an overestimation `error` (a fraction of the total
@@ -178,7 +183,7 @@ impl Cms {
     /// pages first under the key's lock; the write is still one blind batch of deltas.
     pub fn incr_by_with_estimates<I: AsRef<[u8]>>(&self, items: &[(I, u64)]) -> Result<Vec<u32>> {
         let _guard = self.store.lock(self.ns, &self.key);
-        let layout = self.layout()?;
+        let layout = self.layout_locked()?;
         let mut pages = self.read_pages(&layout, items.iter().map(|(i, _)| i.as_ref()))?;
         let mut estimates = Vec::with_capacity(items.len());
         for (item, incr) in items {
@@ -239,11 +244,13 @@ impl Cms {
     /// before it (and replaced, as RedisBloom would) or after it (and kept).
     pub fn merge<K: AsRef<[u8]>>(&self, sources: &[(K, i64)]) -> Result<()> {
         let _guard = self.store.lock(self.ns, &self.key);
-        let dest = self.layout()?;
+        let dest = self.layout_locked()?;
         let mut layouts = Vec::with_capacity(sources.len());
         for (source, _) in sources {
+            // Peek: this thread holds the destination's lock, and a source may share it.
+            let meta = self.store.meta_peek(self.ns, source.as_ref())?;
             let layout =
-                Cms::new(self.store.clone(), self.ns, source.as_ref().to_vec()).layout()?;
+                Cms::new(self.store.clone(), self.ns, source.as_ref().to_vec()).check(meta)?;
             if (layout.params.width, layout.params.depth) != (dest.params.width, dest.params.depth)
             {
                 return Err(CmsError::DimensionsDiffer.into());
@@ -294,7 +301,16 @@ impl Cms {
 
     /// Reads this key's metadata and checks it is a count-min sketch.
     fn layout(&self) -> Result<Layout> {
-        match self.store.meta(self.ns, &self.key)? {
+        self.check(self.store.meta(self.ns, &self.key)?)
+    }
+
+    /// [`Cms::layout`] with the key's lock held.
+    fn layout_locked(&self) -> Result<Layout> {
+        self.check(self.store.meta_locked(self.ns, &self.key)?)
+    }
+
+    fn check(&self, meta: Option<Meta>) -> Result<Layout> {
+        match meta {
             None => Err(CmsError::KeyDoesNotExist.into()),
             Some(meta) if meta.key_type() == KeyType::Cms => Layout::new(self.ns, &self.key, &meta),
             Some(_) => Err(Error::WrongType),

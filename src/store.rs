@@ -244,20 +244,32 @@ impl Store {
 
     /// The live metadata of a key: from the cache, else read under the key's lock (so a
     /// concurrent delete cannot leave a stale entry behind). Expired keys read as absent.
+    /// Must not be called with the key's lock held (see [`Store::meta_locked`]).
     pub(crate) fn meta(&self, ns: u16, key: &[u8]) -> Result<Option<Meta>> {
-        let mkey = keys::meta_key(ns, key);
-        let meta = match self.inner.cache.get(&mkey) {
+        let meta = match self.inner.cache.get(&keys::meta_key(ns, key)) {
             Some(meta) => Some(meta),
             None => {
                 let _guard = self.lock(ns, key);
-                self.meta_locked(ns, key)?
+                self.read_meta(ns, key, true)?
             }
         };
-        Ok(meta.filter(|m| !m.is_expired(now_ms())))
+        Ok(live(meta))
     }
 
-    /// Reads metadata from the database and caches it. Call with the key's lock held.
+    /// [`Store::meta`] for a caller that holds the key's lock.
     pub(crate) fn meta_locked(&self, ns: u16, key: &[u8]) -> Result<Option<Meta>> {
+        Ok(live(self.read_meta(ns, key, true)?))
+    }
+
+    /// [`Store::meta`] without the lock, for a caller holding another key's lock: it
+    /// does not fill the cache, so it cannot leave a stale entry there.
+    pub(crate) fn meta_peek(&self, ns: u16, key: &[u8]) -> Result<Option<Meta>> {
+        Ok(live(self.read_meta(ns, key, false)?))
+    }
+
+    /// The stored metadata, expired or not: from the cache, else from the database
+    /// (then cached if `fill`, which needs the key's lock held).
+    pub(crate) fn read_meta(&self, ns: u16, key: &[u8], fill: bool) -> Result<Option<Meta>> {
         let mkey = keys::meta_key(ns, key);
         if let Some(meta) = self.inner.cache.get(&mkey) {
             return Ok(Some(meta));
@@ -270,7 +282,9 @@ impl Store {
             what: "metadata",
             source,
         })?;
-        self.inner.cache.insert(mkey, meta);
+        if fill {
+            self.inner.cache.insert(mkey, meta);
+        }
         Ok(Some(meta))
     }
 
@@ -377,7 +391,7 @@ impl Namespace {
     /// the same key gets a new version and never sees the old pages.
     pub fn delete(&self, key: &[u8]) -> Result<bool> {
         let _guard = self.store.lock(self.ns, key);
-        let Some(meta) = self.store.meta_locked(self.ns, key)? else {
+        let Some(meta) = self.store.read_meta(self.ns, key, false)? else {
             return Ok(false);
         };
         let mut batch = WriteBatch::default();
@@ -463,6 +477,10 @@ impl MetaCache {
     fn remove(&self, key: &[u8]) {
         self.map.write().remove(key);
     }
+}
+
+fn live(meta: Option<Meta>) -> Option<Meta> {
+    meta.filter(|m| !m.is_expired(now_ms()))
 }
 
 /// Milliseconds since the Unix epoch.

@@ -37,12 +37,12 @@ fn merge_with_weights() {
         s.cms(key).init_by_dim(1000, 5).unwrap();
     }
     s.cms("a").incr_by(&[("x", 10), ("y", 1)]).unwrap();
-    s.cms("b").incr_by(&[("x", 3), ("z", 4)]).unwrap();
+    s.cms("b").incr_by(&[("x", 3)]).unwrap();
     s.cms("dest").incr_by(&[("old", 99)]).unwrap();
     s.cms("dest").merge(&[("a", 2), ("b", -1)]).unwrap();
     let dest = s.cms("dest");
     assert_eq!(dest.query(&["x", "y", "old"]).unwrap(), vec![17, 2, 0]);
-    assert_eq!(dest.info().unwrap().count, 2 * 11 - 7);
+    assert_eq!(dest.info().unwrap().count, 2 * 11 - 3);
 
     // A negative cell is an overflow, and nothing changes.
     assert!(matches!(

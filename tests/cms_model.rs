@@ -6,6 +6,7 @@ mod common;
 use quickcheck::{Arbitrary, Gen, QuickCheck};
 use rocksketch::{CmsError, Error, StoreOptions};
 use rocksketch_merge::hash::murmur2;
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
 const KEYS: u8 = 3;
@@ -119,6 +120,10 @@ fn run(ops: Vec<Op>) -> bool {
     });
     let mut model: HashMap<u8, Model> = HashMap::new();
     for op in ops {
+        if let Op::Reopen = op {
+            t.reopen();
+            continue;
+        }
         let store = t.store().clone();
         match op {
             Op::Create {
@@ -129,20 +134,20 @@ fn run(ops: Vec<Op>) -> bool {
                 let got = store
                     .cms(key(k))
                     .init_by_dim(u64::from(width), u64::from(depth));
-                if model.contains_key(&k) {
-                    assert!(matches!(got, Err(Error::Cms(CmsError::KeyAlreadyExists))));
-                } else {
-                    got.unwrap();
-                    let cells = vec![0; (width * depth) as usize];
-                    model.insert(
-                        k,
-                        Model {
+                match model.entry(k) {
+                    Entry::Occupied(_) => {
+                        assert!(matches!(got, Err(Error::Cms(CmsError::KeyAlreadyExists))));
+                    }
+                    Entry::Vacant(slot) => {
+                        got.unwrap();
+                        let cells = vec![0; (width * depth) as usize];
+                        slot.insert(Model {
                             width,
                             depth,
                             cells,
                             count: 0,
-                        },
-                    );
+                        });
+                    }
                 }
             }
             Op::Incr {
@@ -242,7 +247,7 @@ fn run(ops: Vec<Op>) -> bool {
                 );
             }
             Op::Compact => store.compact().unwrap(),
-            Op::Reopen => t.reopen(),
+            Op::Reopen => unreachable!("handled above"),
         }
     }
     true

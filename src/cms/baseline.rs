@@ -13,7 +13,7 @@ impl Cms {
     #[doc(hidden)]
     pub fn incr_by_rewriting_pages<I: AsRef<[u8]>>(&self, items: &[(I, u64)]) -> Result<()> {
         let _guard = self.store.lock(self.ns, &self.key);
-        let layout = self.layout()?;
+        let layout = self.layout_locked()?;
         let mut pages = self.read_pages(&layout, items.iter().map(|(i, _)| i.as_ref()))?;
         let mut count = self.read_count(&layout, &ReadOptions::default())?;
         for (item, incr) in items {

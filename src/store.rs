@@ -29,13 +29,14 @@ pub struct StoreOptions {
     /// Sync the WAL on every write (durable against power loss, slower). Default: off;
     /// the WAL itself is always on, so acknowledged writes survive a process crash.
     pub sync_writes: bool,
-    /// Bytes per page of new count-min sketches. Default 4096 (1024 counters).
+    /// Bytes per page of new count-min sketches. Default 16 KiB (4096 counters): see
+    /// the README's benchmark section for why.
     pub page_bytes: u32,
     /// Metadata records kept in memory. Default 100 000.
     pub meta_cache_entries: usize,
     /// RocksDB's `max_successive_merges` for the pages column family: once a page has
     /// this many operands in the memtable, the next write folds them into one value, so
-    /// a read never merges a long pile of operands. Default 64; 0 disables it.
+    /// a read never merges a long pile of operands. Default 32; 0 disables it.
     pub max_successive_merges: usize,
     /// Memtable size of the pages column family. Default 32 MiB.
     pub write_buffer_bytes: usize,
@@ -47,9 +48,9 @@ impl Default for StoreOptions {
     fn default() -> StoreOptions {
         StoreOptions {
             sync_writes: false,
-            page_bytes: 4096,
+            page_bytes: 16 << 10,
             meta_cache_entries: 100_000,
-            max_successive_merges: 64,
+            max_successive_merges: 32,
             write_buffer_bytes: 32 << 20,
             block_cache_bytes: 64 << 20,
         }

@@ -70,6 +70,7 @@ fn store_options(args: &Args) -> Result<StoreOptions, String> {
     Ok(StoreOptions {
         page_bytes: args.get("page-bytes", defaults.page_bytes)?,
         max_successive_merges: args.get("max-successive-merges", defaults.max_successive_merges)?,
+        write_buffer_bytes: args.get("write-buffer-mb", defaults.write_buffer_bytes >> 20)? << 20,
         ..defaults
     })
 }
@@ -148,6 +149,7 @@ fn cms_incrby(args: &Args) -> Result<(), String> {
         "sketch": "2000x7",
         "page_bytes": options.page_bytes,
         "max_successive_merges": options.max_successive_merges,
+        "write_buffer_mb": options.write_buffer_bytes >> 20,
         "items": format!("Zipf({ZIPF_S}) over {DISTINCT}"),
         "writes_per_sec": {
             "blind_merge": rate(0),
@@ -170,8 +172,10 @@ fn cms_incrby(args: &Args) -> Result<(), String> {
     }
     println!("cms-incrby: {n} writes of one item each, Zipf({ZIPF_S}) over {DISTINCT} items, 2000 x 7 sketch");
     println!(
-        "page bytes {}, max_successive_merges {}",
-        options.page_bytes, options.max_successive_merges
+        "page bytes {}, max_successive_merges {}, memtable {} MiB",
+        options.page_bytes,
+        options.max_successive_merges,
+        options.write_buffer_bytes >> 20
     );
     println!("{:<20} {:>12} {:>10}", "mode", "writes/s", "vs blind");
     for (m, mode) in modes.iter().enumerate() {

@@ -28,7 +28,11 @@ fuzz_target!(|data: &[u8]| {
         model[index as usize] = model[index as usize].saturating_add(add);
         entries.push((index, add));
         if rec[3] & 1 == 1 {
-            ops.push(CounterDelta::sparse(page_len, std::mem::take(&mut entries)).unwrap().encode());
+            ops.push(
+                CounterDelta::sparse(page_len, std::mem::take(&mut entries))
+                    .unwrap()
+                    .encode(),
+            );
             if rec[3] & 2 == 2 {
                 cuts.push(ops.len());
             }

@@ -51,8 +51,7 @@ impl Layout {
                 params,
                 prefix: keys::version_prefix(ns, key, meta.version),
             }),
-            #[allow(unreachable_patterns)]
-            _ => Err(Error::WrongType),
+            Params::Bloom(_) => Err(Error::WrongType),
         }
     }
 

@@ -51,6 +51,42 @@ impl CmsError {
     }
 }
 
+/// Errors of the Bloom filter commands, with RedisBloom's exact texts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BloomError {
+    BadErrorRate,
+    ErrorRateRange,
+    BadCapacity,
+    CapacityRange,
+    BadExpansion,
+    NonScalingCannotExpand,
+    ItemExists,
+    NonScalingFull,
+    NotFound,
+    MaximumExpansions,
+}
+
+impl BloomError {
+    /// The error text RedisBloom replies with.
+    pub fn text(self) -> &'static str {
+        match self {
+            BloomError::BadErrorRate => "ERR bad error rate",
+            BloomError::ErrorRateRange => {
+                "ERR error rate must be in the range (0.000000, 1.000000)"
+            }
+            BloomError::BadCapacity => "ERR bad capacity",
+            BloomError::CapacityRange => "ERR capacity must be in the range [1, 1073741824]",
+            BloomError::BadExpansion => "ERR bad expansion",
+            BloomError::NonScalingCannotExpand => "Nonscaling filters cannot expand",
+            BloomError::ItemExists => "ERR item exists",
+            BloomError::NonScalingFull => "ERR non scaling filter is full",
+            BloomError::NotFound => "ERR not found",
+            BloomError::MaximumExpansions => "Maximum expansions reached",
+        }
+    }
+}
+
 /// Everything that can go wrong in the engine.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -71,6 +107,8 @@ pub enum Error {
     InvalidArgument(String),
     /// A count-min sketch command error.
     Cms(CmsError),
+    /// A Bloom filter command error.
+    Bloom(BloomError),
 }
 
 impl fmt::Display for Error {
@@ -88,6 +126,7 @@ impl fmt::Display for Error {
             }
             Error::InvalidArgument(msg) => write!(f, "ERR {msg}"),
             Error::Cms(err) => f.write_str(err.text()),
+            Error::Bloom(err) => f.write_str(err.text()),
         }
     }
 }
@@ -111,6 +150,12 @@ impl From<rocksdb::Error> for Error {
 impl From<std::io::Error> for Error {
     fn from(err: std::io::Error) -> Error {
         Error::Io(err)
+    }
+}
+
+impl From<BloomError> for Error {
+    fn from(err: BloomError) -> Error {
+        Error::Bloom(err)
     }
 }
 

@@ -32,6 +32,7 @@
 //! column family with [`register_merge_operator`] and wraps the handle with
 //! [`Store::with_db`].
 
+pub mod bloom;
 pub mod cms;
 pub mod command;
 mod error;
@@ -41,8 +42,9 @@ pub mod meta;
 mod operator;
 mod store;
 
+pub use bloom::{BloomFilter, BloomInfo};
 pub use cms::{Cms, CmsInfo};
-pub use error::{CmsError, Error, Result};
+pub use error::{BloomError, CmsError, Error, Result};
 pub use meta::KeyType;
 pub use operator::{register_merge_operator, skipped_operands, MERGE_OPERATOR_NAME};
 pub use store::{ColumnFamilies, Namespace, Store, StoreOptions, META_CF, PAGES_CF};

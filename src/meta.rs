@@ -7,6 +7,8 @@
 //! expire_at_ms u64 LE (0: none) | params | crc32 u32 LE (of everything before it)
 //!
 //! CMS params, 12 bytes: width u32 LE | depth u32 LE | page_cells u32 LE
+//! Bloom params, 28 bytes: error f64 LE | capacity u64 LE | expansion u32 LE |
+//!   filters u32 LE | page_bits u32 LE
 //! ```
 
 use rocksketch_merge::Error as CodecError;
@@ -21,6 +23,7 @@ const PARAMS_OFFSET: usize = EXPIRE_OFFSET + 8;
 const CRC_LEN: usize = 4;
 const FORMAT_1: u8 = 1;
 const CMS_PARAMS_LEN: usize = 12;
+const BLOOM_PARAMS_LEN: usize = 28;
 
 /// The type of structure a key holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -28,6 +31,8 @@ const CMS_PARAMS_LEN: usize = 12;
 pub enum KeyType {
     /// A count-min sketch.
     Cms,
+    /// A scalable Bloom filter.
+    Bloom,
 }
 
 impl KeyType {
@@ -35,12 +40,14 @@ impl KeyType {
     pub fn redis_name(self) -> &'static str {
         match self {
             KeyType::Cms => "CMSk-TYPE",
+            KeyType::Bloom => "MBbloom--",
         }
     }
 
     fn tag(self) -> u8 {
         match self {
             KeyType::Cms => 1,
+            KeyType::Bloom => 3,
         }
     }
 }
@@ -54,10 +61,26 @@ pub struct CmsParams {
     pub page_cells: u32,
 }
 
+/// Parameters of a scalable Bloom filter; each sub-filter's size follows from them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BloomParams {
+    /// The error rate asked for (the first sub-filter gets half of it when scaling).
+    pub error: f64,
+    /// Items the first sub-filter holds.
+    pub capacity: u64,
+    /// Growth factor of each next sub-filter; 0 for a non-scaling filter.
+    pub expansion: u32,
+    /// Sub-filters in the chain so far (at least 1).
+    pub filters: u32,
+    /// Bits per page.
+    pub page_bits: u32,
+}
+
 /// The parameters of a key, by type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Params {
     Cms(CmsParams),
+    Bloom(BloomParams),
 }
 
 impl Params {
@@ -65,12 +88,13 @@ impl Params {
     pub fn key_type(&self) -> KeyType {
         match self {
             Params::Cms(_) => KeyType::Cms,
+            Params::Bloom(_) => KeyType::Bloom,
         }
     }
 }
 
 /// A decoded metadata record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Meta {
     /// Distinguishes this incarnation of the key from earlier ones: its pages live under
     /// this version, so a deleted and recreated key never sees old pages.
@@ -99,6 +123,13 @@ impl Meta {
                 params.extend_from_slice(&p.width.to_le_bytes());
                 params.extend_from_slice(&p.depth.to_le_bytes());
                 params.extend_from_slice(&p.page_cells.to_le_bytes());
+            }
+            Params::Bloom(p) => {
+                params.extend_from_slice(&p.error.to_le_bytes());
+                params.extend_from_slice(&p.capacity.to_le_bytes());
+                params.extend_from_slice(&p.expansion.to_le_bytes());
+                params.extend_from_slice(&p.filters.to_le_bytes());
+                params.extend_from_slice(&p.page_bits.to_le_bytes());
             }
         }
         let mut out = Vec::with_capacity(PARAMS_OFFSET + params.len() + CRC_LEN);
@@ -162,6 +193,26 @@ impl Meta {
                     "count-min parameters of the wrong size",
                 ))
             }
+            3 if params.len() == BLOOM_PARAMS_LEN => {
+                let p = BloomParams {
+                    error: f64::from_bits(le_u64(params, 0)),
+                    capacity: le_u64(params, 8),
+                    expansion: le_u32(params, 16),
+                    filters: le_u32(params, 20),
+                    page_bits: le_u32(params, 24),
+                };
+                let valid = p.error > 0.0
+                    && p.error < 1.0
+                    && p.capacity > 0
+                    && p.filters > 0
+                    && p.page_bits > 0
+                    && p.page_bits.is_multiple_of(8);
+                if !valid {
+                    return Err(CodecError::Invalid("Bloom filter parameters out of range"));
+                }
+                Params::Bloom(p)
+            }
+            3 => return Err(CodecError::Invalid("Bloom parameters of the wrong size")),
             other => return Err(CodecError::UnknownKind(other)),
         };
         Ok(Meta {

@@ -1,6 +1,7 @@
 //! The store: a RocksDB database with a `meta` and a `pages` column family, a metadata
 //! cache, striped key locks, and the generic key operations.
 
+use crate::bloom::BloomFilter;
 use crate::cms::Cms;
 use crate::error::{Error, Result};
 use crate::keys;
@@ -196,6 +197,11 @@ impl Store {
         }
     }
 
+    /// The Bloom filter at `key` in namespace 0.
+    pub fn bloom(&self, key: impl AsRef<[u8]>) -> BloomFilter {
+        self.ns(0).bloom(key)
+    }
+
     /// The count-min sketch at `key` in namespace 0.
     pub fn cms(&self, key: impl AsRef<[u8]>) -> Cms {
         self.ns(0).cms(key)
@@ -376,6 +382,11 @@ impl Namespace {
     /// The count-min sketch at `key` (it need not exist yet).
     pub fn cms(&self, key: impl AsRef<[u8]>) -> Cms {
         Cms::new(self.store.clone(), self.ns, key.as_ref().to_vec())
+    }
+
+    /// The Bloom filter at `key` (it need not exist yet).
+    pub fn bloom(&self, key: impl AsRef<[u8]>) -> BloomFilter {
+        BloomFilter::new(self.store.clone(), self.ns, key.as_ref().to_vec())
     }
 
     /// Whether `key` exists (and has not expired).

@@ -2,6 +2,7 @@
 //! command returns a [`Reply`] that the RESP host encodes for RESP2 or RESP3. Tests
 //! replay recorded RedisBloom transcripts through [`execute`] directly.
 
+mod bloom;
 mod cms;
 pub mod parse;
 
@@ -62,7 +63,7 @@ pub fn execute(ns: &Namespace, args: &[Vec<u8>]) -> Reply {
         return Reply::Error("ERR empty command".to_owned());
     };
     let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
-    match cms::handler(&lower) {
+    match cms::handler(&lower).or_else(|| bloom::handler(&lower)) {
         Some(handler) => handler(ns, args).into(),
         None => unknown_command(args),
     }
@@ -70,7 +71,8 @@ pub fn execute(ns: &Namespace, args: &[Vec<u8>]) -> Reply {
 
 /// Whether `execute` knows the command `name` (in any case).
 pub fn is_known(name: &str) -> bool {
-    cms::handler(&name.to_ascii_lowercase()).is_some()
+    let lower = name.to_ascii_lowercase();
+    cms::handler(&lower).is_some() || bloom::handler(&lower).is_some()
 }
 
 fn unknown_command(args: &[Vec<u8>]) -> Reply {

@@ -1,0 +1,382 @@
+//! Scalable Bloom filters: RedisBloom's sizing on blocked bit pages.
+//!
+//! A filter is a chain of sub-filters. Sub-filter `i` holds `capacity × expansion^i`
+//! items at error `error / 2^(i+1)` (a non-scaling filter has one sub-filter at the full
+//! error), with `-ln(error) / ln(2)^2` bits per item and `ceil(ln 2 × bits per item)`
+//! hashes, as RedisBloom sizes them. Each sub-filter is cut into pages, and all of an
+//! item's bits fall in one page (a blocked filter), so an add is one small operand: a
+//! few bit positions. Items per sub-filter live in the key's tally page, one slot each.
+
+use crate::error::{BloomError, Error, Result};
+use crate::keys::{self, TALLY_SUB};
+use crate::meta::{BloomParams, KeyType, Meta, Params};
+use crate::store::Store;
+use rocksdb::{ReadOptions, WriteBatch};
+use rocksketch_merge::bits::{BitDelta, BitPage};
+use rocksketch_merge::hash::murmur64a;
+use rocksketch_merge::tally::Tally;
+use std::f64::consts::LN_2;
+
+/// RedisBloom's defaults for a filter created by `BF.ADD`.
+pub const DEFAULT_ERROR: f64 = 0.01;
+pub const DEFAULT_CAPACITY: u64 = 100;
+pub const DEFAULT_EXPANSION: u32 = 2;
+/// Error rates above this are lowered to it (RedisBloom's cap).
+pub const MAX_ERROR: f64 = 0.25;
+/// Largest initial capacity.
+pub const MAX_CAPACITY: u64 = 1 << 30;
+/// Largest expansion factor.
+pub const MAX_EXPANSION: u32 = 32768;
+/// Sub-filters a chain may grow to.
+pub const MAX_FILTERS: u32 = 32;
+
+/// `BF.INFO`'s fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BloomInfo {
+    /// Items the whole chain holds before it grows again.
+    pub capacity: u64,
+    /// Bytes of bitmap in all sub-filters.
+    pub size: u64,
+    pub filters: u32,
+    pub items: u64,
+    /// `None` for a non-scaling filter.
+    pub expansion: Option<u32>,
+}
+
+/// The shape of one sub-filter.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Sub {
+    capacity: u64,
+    hashes: u32,
+    pages: u32,
+    page_bits: u32,
+}
+
+impl Sub {
+    fn of(params: &BloomParams, index: u32) -> Sub {
+        let (capacity, error) = if params.expansion == 0 {
+            (params.capacity, params.error)
+        } else {
+            let growth = u64::from(params.expansion).saturating_pow(index);
+            (
+                params.capacity.saturating_mul(growth),
+                params.error * 0.5f64.powi(index as i32 + 1),
+            )
+        };
+        let bits_per_item = -error.ln() / (LN_2 * LN_2);
+        let hashes = (LN_2 * bits_per_item).ceil().max(1.0) as u32;
+        let bits = (capacity as f64 * bits_per_item).ceil().max(8.0);
+        let pages = (bits / f64::from(params.page_bits)).ceil().max(1.0);
+        let page_bits = ((bits / pages / 8.0).ceil() * 8.0) as u32;
+        Sub {
+            capacity,
+            hashes,
+            pages: pages.min(f64::from(u32::MAX)) as u32,
+            page_bits,
+        }
+    }
+
+    fn bytes(&self) -> u64 {
+        u64::from(self.pages) * u64::from(self.page_bits / 8)
+    }
+
+    /// The page and the bit positions of an item with hashes `(a, b)`.
+    fn locate(&self, (a, b): (u64, u64)) -> (u32, Vec<u32>) {
+        let page = ((u128::from(a) * u128::from(self.pages)) >> 64) as u32;
+        // Double hashing within the page; the step comes from a's low bits, which the
+        // page choice (a's high bits) hardly depends on.
+        let step = (a ^ (a >> 31)).wrapping_mul(0xbf58_476d_1ce4_e5b9) | 1;
+        let bits = (0..u64::from(self.hashes))
+            .map(|j| (b.wrapping_add(j.wrapping_mul(step)) % u64::from(self.page_bits)) as u32)
+            .collect();
+        (page, bits)
+    }
+}
+
+/// RedisBloom's two 64-bit hashes of an item.
+fn hashes(item: &[u8]) -> (u64, u64) {
+    let a = murmur64a(item, 0xc6a4_a793_5bd1_e995);
+    (a, murmur64a(item, a))
+}
+
+/// A handle on the Bloom filter at one key. Creating the handle reads nothing.
+pub struct BloomFilter {
+    store: Store,
+    ns: u16,
+    key: Vec<u8>,
+}
+
+impl BloomFilter {
+    pub(crate) fn new(store: Store, ns: u16, key: Vec<u8>) -> BloomFilter {
+        BloomFilter { store, ns, key }
+    }
+
+    /// Creates a filter (`BF.RESERVE`): `expansion` 0 makes it non-scaling. Error rates
+    /// above 0.25 are lowered to 0.25, as RedisBloom does.
+    pub fn reserve(&self, error: f64, capacity: u64, expansion: u32) -> Result<()> {
+        let params = validate(error, capacity, expansion)?;
+        let _guard = self.store.lock(self.ns, &self.key);
+        if self.store.meta_locked(self.ns, &self.key)?.is_some() {
+            return Err(BloomError::ItemExists.into());
+        }
+        self.create_locked(params).map(|_| ())
+    }
+
+    /// Adds an item (`BF.ADD`), creating the filter with RedisBloom's defaults if the key
+    /// is missing. Returns whether the item was new; a present item (or a false
+    /// positive) writes nothing. Reads the item's pages first under the key's lock, then
+    /// writes one blind operand of bit positions.
+    pub fn add(&self, item: impl AsRef<[u8]>) -> Result<bool> {
+        let item = item.as_ref();
+        let _guard = self.store.lock(self.ns, &self.key);
+        let (meta, mut batch) = match self.store.meta_locked(self.ns, &self.key)? {
+            Some(meta) => (meta, None),
+            None => {
+                let params = validate(DEFAULT_ERROR, DEFAULT_CAPACITY, DEFAULT_EXPANSION)?;
+                (self.create_locked(params)?, None)
+            }
+        };
+        let mut params = bloom_params(&meta)?;
+        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let h = hashes(item);
+        if self.contains(&prefix, &params, h, &ReadOptions::default())? {
+            return Ok(false);
+        }
+        let counts = self.counts(&prefix, &ReadOptions::default())?;
+        let mut newest = params.filters - 1;
+        if counts.get(newest as usize) >= Sub::of(&params, newest).capacity {
+            if params.expansion == 0 {
+                return Err(BloomError::NonScalingFull.into());
+            }
+            if params.filters >= MAX_FILTERS {
+                return Err(BloomError::MaximumExpansions.into());
+            }
+            params.filters += 1;
+            newest += 1;
+            batch = Some(Meta {
+                params: Params::Bloom(params),
+                ..meta
+            });
+        }
+        let sub = Sub::of(&params, newest);
+        let (page, bits) = sub.locate(h);
+        let delta = BitDelta::sparse(sub.page_bits, bits)
+            .map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        let cf = self.store.pages_cf()?;
+        let mut write = WriteBatch::default();
+        write.merge_cf(
+            cf,
+            keys::page_key(&prefix, newest as u16, page),
+            delta.encode(),
+        );
+        let mut slots = vec![0; newest as usize + 1];
+        slots[newest as usize] = 1;
+        write.merge_cf(
+            cf,
+            keys::page_key(&prefix, TALLY_SUB, 0),
+            Tally::new(slots).encode_delta(),
+        );
+        match batch {
+            Some(grown) => self.store.put_meta(self.ns, &self.key, grown, write)?,
+            None => self.store.write(write)?,
+        }
+        Ok(true)
+    }
+
+    /// Adds each item in turn (`BF.MADD`): whether each was new; an error stops the run
+    /// and is returned with the answers before it.
+    pub fn madd<I: AsRef<[u8]>>(&self, items: &[I]) -> (Vec<bool>, Option<Error>) {
+        let mut added = Vec::with_capacity(items.len());
+        for item in items {
+            match self.add(item) {
+                Ok(new) => added.push(new),
+                Err(err) => return (added, Some(err)),
+            }
+        }
+        (added, None)
+    }
+
+    /// Whether the item may be present (`BF.EXISTS`); false for a missing key.
+    pub fn exists(&self, item: impl AsRef<[u8]>) -> Result<bool> {
+        Ok(self.mexists(&[item])?[0])
+    }
+
+    /// [`BloomFilter::exists`] for many items (`BF.MEXISTS`).
+    pub fn mexists<I: AsRef<[u8]>>(&self, items: &[I]) -> Result<Vec<bool>> {
+        let Some(meta) = self.meta()? else {
+            return Ok(vec![false; items.len()]);
+        };
+        let params = bloom_params(&meta)?;
+        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let read_opts = ReadOptions::default();
+        items
+            .iter()
+            .map(|item| self.contains(&prefix, &params, hashes(item.as_ref()), &read_opts))
+            .collect()
+    }
+
+    /// Items added (`BF.CARD`); 0 for a missing key.
+    pub fn card(&self) -> Result<u64> {
+        let Some(meta) = self.meta()? else {
+            return Ok(0);
+        };
+        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let counts = self.counts(&prefix, &ReadOptions::default())?;
+        Ok(counts.slots().iter().sum())
+    }
+
+    /// `BF.INFO`'s fields; `ERR not found` for a missing key.
+    pub fn info(&self) -> Result<BloomInfo> {
+        let meta = self.meta()?.ok_or(BloomError::NotFound)?;
+        let params = bloom_params(&meta)?;
+        let subs: Vec<Sub> = (0..params.filters).map(|i| Sub::of(&params, i)).collect();
+        Ok(BloomInfo {
+            capacity: subs.iter().map(|s| s.capacity).sum(),
+            size: subs.iter().map(Sub::bytes).sum(),
+            filters: params.filters,
+            items: self.card()?,
+            expansion: (params.expansion != 0).then_some(params.expansion),
+        })
+    }
+
+    fn meta(&self) -> Result<Option<Meta>> {
+        match self.store.meta(self.ns, &self.key)? {
+            Some(meta) if meta.key_type() != KeyType::Bloom => Err(Error::WrongType),
+            other => Ok(other),
+        }
+    }
+
+    fn create_locked(&self, params: BloomParams) -> Result<Meta> {
+        let meta = Meta {
+            version: self.store.next_version(),
+            expire_at_ms: 0,
+            params: Params::Bloom(BloomParams {
+                page_bits: self.store.page_cells() * 32,
+                ..params
+            }),
+        };
+        self.store
+            .put_meta(self.ns, &self.key, meta, WriteBatch::default())?;
+        Ok(meta)
+    }
+
+    /// Whether every bit of the item is set in some sub-filter.
+    fn contains(
+        &self,
+        prefix: &[u8],
+        params: &BloomParams,
+        h: (u64, u64),
+        read_opts: &ReadOptions,
+    ) -> Result<bool> {
+        let located: Vec<(Sub, u32, Vec<u32>)> = (0..params.filters)
+            .map(|i| {
+                let sub = Sub::of(params, i);
+                let (page, bits) = sub.locate(h);
+                (sub, page, bits)
+            })
+            .collect();
+        let page_keys: Vec<Vec<u8>> = (0..params.filters)
+            .zip(&located)
+            .map(|(i, (_, page, _))| keys::page_key(prefix, i as u16, *page))
+            .collect();
+        let values = self.store.get_pages(&page_keys, read_opts)?;
+        for ((sub, _, bits), value) in located.iter().zip(values) {
+            let Some(raw) = value else { continue };
+            let page =
+                BitPage::decode(&raw).map_err(|source| self.corruption("a bit page", source))?;
+            if page.page_bits() != sub.page_bits {
+                return Err(self.corruption(
+                    "a bit page",
+                    rocksketch_merge::Error::Invalid("page size differs from the filter's layout"),
+                ));
+            }
+            if bits.iter().all(|b| page.get(*b)) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    fn counts(&self, prefix: &[u8], read_opts: &ReadOptions) -> Result<Tally> {
+        let key = keys::page_key(prefix, TALLY_SUB, 0);
+        match self.store.get_pages(&[key], read_opts)?.pop().flatten() {
+            None => Ok(Tally::default()),
+            Some(raw) => {
+                Tally::decode_page(&raw).map_err(|source| self.corruption("the tally page", source))
+            }
+        }
+    }
+
+    fn corruption(&self, what: &'static str, source: rocksketch_merge::Error) -> Error {
+        Error::Corruption {
+            key: self.key.clone(),
+            what,
+            source,
+        }
+    }
+}
+
+fn bloom_params(meta: &Meta) -> Result<BloomParams> {
+    match meta.params {
+        Params::Bloom(params) => Ok(params),
+        Params::Cms(_) => Err(Error::WrongType),
+    }
+}
+
+/// RedisBloom's checks of `BF.RESERVE`'s numbers.
+fn validate(error: f64, capacity: u64, expansion: u32) -> Result<BloomParams> {
+    if !(error > 0.0 && error < 1.0) {
+        return Err(BloomError::ErrorRateRange.into());
+    }
+    if !(1..=MAX_CAPACITY).contains(&capacity) {
+        return Err(BloomError::CapacityRange.into());
+    }
+    if expansion > MAX_EXPANSION {
+        return Err(BloomError::BadExpansion.into());
+    }
+    Ok(BloomParams {
+        error: error.min(MAX_ERROR),
+        capacity,
+        expansion,
+        filters: 1,
+        page_bits: 8,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(error: f64, capacity: u64, expansion: u32) -> BloomParams {
+        BloomParams {
+            page_bits: 16384 * 8,
+            ..validate(error, capacity, expansion).unwrap()
+        }
+    }
+
+    #[test]
+    fn sizing_follows_redisbloom() {
+        let p = params(0.01, 1000, 2);
+        let first = Sub::of(&p, 0);
+        // Half the error: 0.005 -> 11.03 bits per item, 8 hashes.
+        assert_eq!(first.hashes, 8);
+        let bits = u64::from(first.pages) * u64::from(first.page_bits);
+        assert!((11_030..=11_040).contains(&bits), "{bits}");
+        let second = Sub::of(&p, 1);
+        assert_eq!(second.capacity, 2000);
+        assert_eq!(second.hashes, 9);
+        let fixed = Sub::of(&params(0.01, 1000, 0), 0);
+        assert_eq!(fixed.hashes, 7);
+    }
+
+    #[test]
+    fn located_bits_stay_in_the_page() {
+        let sub = Sub::of(&params(0.001, 1_000_000, 2), 0);
+        assert!(sub.pages > 1);
+        for i in 0..1000u32 {
+            let (page, bits) = sub.locate(hashes(&i.to_le_bytes()));
+            assert!(page < sub.pages);
+            assert!(bits.iter().all(|b| *b < sub.page_bits));
+        }
+    }
+}

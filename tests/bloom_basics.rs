@@ -1,0 +1,177 @@
+//! Bloom filters: RedisBloom's replies and errors, growth without false negatives, and
+//! the false-positive rate measured against the configured one.
+
+mod common;
+
+use common::args;
+use rocksketch::command::{execute, Reply};
+use rocksketch::{BloomError, Error};
+
+#[test]
+fn no_false_negatives_across_growth_and_reopen() {
+    let mut t = common::TempStore::new();
+    let f = t.store().bloom("grow");
+    f.reserve(0.01, 100, 2).unwrap();
+    let n = 5_000;
+    let mut new = 0;
+    for i in 0..n {
+        new += u64::from(f.add(format!("item:{i}")).unwrap());
+    }
+    let info = f.info().unwrap();
+    assert!(info.filters >= 5, "{info:?}");
+    assert_eq!(info.items, new);
+    assert_eq!(f.card().unwrap(), new);
+    drop(f);
+    t.reopen();
+    let f = t.store().bloom("grow");
+    let items: Vec<String> = (0..n).map(|i| format!("item:{i}")).collect();
+    assert!(f.mexists(&items).unwrap().iter().all(|e| *e));
+    t.store().compact().unwrap();
+    assert!(f.mexists(&items).unwrap().iter().all(|e| *e));
+}
+
+#[test]
+fn false_positive_rate_is_within_the_configured_rate() {
+    for error in [0.01, 0.001] {
+        let t = common::TempStore::new();
+        let f = t.store().bloom("fpr");
+        f.reserve(error, 20_000, 2).unwrap();
+        for i in 0..20_000 {
+            f.add(format!("in:{i}")).unwrap();
+        }
+        let absent: Vec<String> = (0..100_000).map(|i| format!("out:{i}")).collect();
+        let fp = f.mexists(&absent).unwrap().iter().filter(|e| **e).count();
+        let rate = fp as f64 / absent.len() as f64;
+        eprintln!("error {error}: {fp} false positives in 100000 ({rate})");
+        // Deterministic hashes and items: the same count every run.
+        assert!(rate <= error, "rate {rate} above {error}");
+    }
+}
+
+#[test]
+fn nonscaling_filter_fills_up() {
+    let t = common::TempStore::new();
+    let f = t.store().bloom("fixed");
+    f.reserve(0.01, 10, 0).unwrap();
+    let mut added = 0;
+    let mut full = None;
+    for i in 0..100 {
+        match f.add(format!("i{i}")) {
+            Ok(new) => added += u64::from(new),
+            Err(e) => {
+                full = Some(e);
+                break;
+            }
+        }
+    }
+    assert!(matches!(
+        full,
+        Some(Error::Bloom(BloomError::NonScalingFull))
+    ));
+    assert_eq!(added, 10);
+    assert_eq!(f.info().unwrap().expansion, None);
+}
+
+#[test]
+fn commands_follow_redisbloom() {
+    let t = common::TempStore::new();
+    let ns = t.store().ns(0);
+    let run = |words: &[&str]| execute(&ns, &args(words));
+    let err = |text: &str| Reply::Error(text.to_owned());
+    assert_eq!(
+        run(&["BF.RESERVE", "b", "x", "100"]),
+        err("ERR bad error rate")
+    );
+    assert_eq!(
+        run(&["BF.RESERVE", "b", "0.01", "x"]),
+        err("ERR bad capacity")
+    );
+    assert_eq!(
+        run(&["BF.RESERVE", "b", "1.5", "100"]),
+        err("ERR error rate must be in the range (0.000000, 1.000000)")
+    );
+    assert_eq!(
+        run(&["BF.RESERVE", "b", "0.01", "0"]),
+        err("ERR capacity must be in the range [1, 1073741824]")
+    );
+    assert_eq!(
+        run(&["BF.RESERVE", "b", "0.01", "100", "EXPANSION", "x"]),
+        err("ERR bad expansion")
+    );
+    assert_eq!(
+        run(&[
+            "BF.RESERVE",
+            "b",
+            "0.01",
+            "100",
+            "EXPANSION",
+            "2",
+            "NONSCALING"
+        ]),
+        err("Nonscaling filters cannot expand")
+    );
+    assert_eq!(run(&["BF.RESERVE", "b", "0.01", "100"]), Reply::ok());
+    assert_eq!(
+        run(&["BF.RESERVE", "b", "0.01", "100"]),
+        err("ERR item exists")
+    );
+    assert_eq!(run(&["BF.ADD", "b", "a"]), Reply::Bool(true));
+    assert_eq!(run(&["BF.ADD", "b", "a"]), Reply::Bool(false));
+    assert_eq!(
+        run(&["BF.MADD", "b", "a", "c"]),
+        Reply::Array(vec![Reply::Bool(false), Reply::Bool(true)])
+    );
+    assert_eq!(
+        run(&["BF.MEXISTS", "b", "a", "c", "zz"]),
+        Reply::Array(vec![
+            Reply::Bool(true),
+            Reply::Bool(true),
+            Reply::Bool(false)
+        ])
+    );
+    assert_eq!(run(&["BF.EXISTS", "missing", "a"]), Reply::Bool(false));
+    assert_eq!(run(&["BF.CARD", "missing"]), Reply::Int(0));
+    assert_eq!(run(&["BF.CARD", "b"]), Reply::Int(2));
+    assert_eq!(run(&["BF.INFO", "missing"]), err("ERR not found"));
+    assert_eq!(
+        run(&["BF.INFO", "b", "ITEMS"]),
+        Reply::Array(vec![Reply::Int(2)])
+    );
+    assert_eq!(
+        run(&["BF.INFO", "b", "expansion"]),
+        Reply::Array(vec![Reply::Int(2)])
+    );
+    let Reply::Map(fields) = run(&["BF.INFO", "b"]) else {
+        panic!("BF.INFO is a map")
+    };
+    let names: Vec<Reply> = fields.iter().map(|(k, _)| k.clone()).collect();
+    let want: Vec<Reply> = [
+        "Capacity",
+        "Size",
+        "Number of filters",
+        "Number of items inserted",
+        "Expansion rate",
+    ]
+    .iter()
+    .map(|n| Reply::Simple((*n).to_owned()))
+    .collect();
+    assert_eq!(names, want);
+    assert_eq!(fields[0].1, Reply::Int(100));
+    assert_eq!(
+        run(&["BF.ADD", "b"]),
+        err("ERR wrong number of arguments for 'bf.add' command")
+    );
+    assert_eq!(
+        run(&["BF.RESERVE", "n", "0.01", "2", "NONSCALING"]),
+        Reply::ok()
+    );
+    assert_eq!(
+        run(&["BF.INFO", "n", "EXPANSION"]),
+        Reply::Array(vec![Reply::Nil])
+    );
+    let Reply::Array(replies) = run(&["BF.MADD", "n", "p", "q", "r", "s"]) else {
+        panic!("array")
+    };
+    assert_eq!(replies.last(), Some(&err("ERR non scaling filter is full")));
+    assert_eq!(replies.len(), 3);
+}

@@ -71,20 +71,19 @@ impl CounterPage {
     /// Encodes the page with its header.
     pub fn encode(&self) -> Vec<u8> {
         let mut out = header::begin(Kind::CounterPage, self.cells.len() * 4);
-        for cell in &self.cells {
-            out.extend_from_slice(&cell.to_le_bytes());
-        }
+        out.extend(self.cells.iter().flat_map(|cell| cell.to_le_bytes()));
         header::finish(out)
     }
 
-    /// Adds a delta with saturation. The delta must have been checked against the page
-    /// with [`DeltaView::fits`].
-    fn apply(&mut self, delta: &DeltaView<'_>) {
-        delta.for_each(|index, add| {
-            if let Some(cell) = self.cells.get_mut(index as usize) {
-                *cell = cell.saturating_add(add);
-            }
-        });
+    /// Checks an encoded page (header, checksum, length) without decoding its cells.
+    fn check(bytes: &[u8]) -> Result<()> {
+        let framed = header::decode(bytes)?;
+        expect_kind(framed.kind, Kind::CounterPage)?;
+        if framed.payload.len().is_multiple_of(4) {
+            Ok(())
+        } else {
+            Err(Error::Invalid("length is not a whole number of u32 cells"))
+        }
     }
 }
 
@@ -285,11 +284,15 @@ impl<'a> DeltaView<'a> {
 }
 
 /// Full merge for counter pages; see [`crate::full_merge`].
+///
+/// Works in place on the encoded page: the stored page's checksum is verified, the
+/// deltas are added to its little-endian cells, and the checksum is computed once at the
+/// end. Reads before compaction and RocksDB's folds on the write path both run this.
 pub(crate) fn full_merge(existing: Option<&[u8]>, operands: &[&[u8]]) -> crate::Merged {
     let mut skipped = 0;
-    let mut page = match existing {
-        Some(bytes) => match CounterPage::decode(bytes) {
-            Ok(page) => Some(page),
+    let mut page: Option<Vec<u8>> = match existing {
+        Some(bytes) => match CounterPage::check(bytes) {
+            Ok(()) => Some(bytes.to_vec()),
             Err(_) => return crate::Merged::unchanged(bytes, operands.len()),
         },
         None => None,
@@ -299,24 +302,26 @@ pub(crate) fn full_merge(existing: Option<&[u8]>, operands: &[&[u8]]) -> crate::
             skipped += 1;
             continue;
         };
-        let page = page.get_or_insert_with(|| CounterPage::zeroed(delta.page_len() as usize));
-        if page.cells.len() != delta.page_len() as usize {
+        let page =
+            page.get_or_insert_with(|| CounterPage::zeroed(delta.page_len() as usize).encode());
+        let cells = page.get_mut(header::HEADER_LEN..).unwrap_or_default();
+        if cells.len() != delta.page_len() as usize * 4 {
             skipped += 1;
             continue;
         }
-        page.apply(&delta);
+        delta.for_each(|index, add| {
+            let at = index as usize * 4;
+            if let Some(cell) = cells.get_mut(at..at + 4) {
+                let sum = le_u32(cell, 0).saturating_add(add);
+                cell.copy_from_slice(&sum.to_le_bytes());
+            }
+        });
     }
-    match page {
-        Some(page) => crate::Merged {
-            value: page.encode(),
-            skipped,
-        },
+    crate::Merged {
         // No page and no operand that decodes: nothing to build a page from. An empty
         // value reads back as a truncated page, so the reader reports the corruption.
-        None => crate::Merged {
-            value: Vec::new(),
-            skipped,
-        },
+        value: page.map(header::finish).unwrap_or_default(),
+        skipped,
     }
 }
 

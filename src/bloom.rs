@@ -183,6 +183,71 @@ impl BloomFilter {
         Ok(true)
     }
 
+    /// Adds items without answering whether each was new: one write batch of bit
+    /// operands (one per page) and a tally delta, and no read of any bit page. The
+    /// chain's growth is decided from the item counts (one small tally read); when the
+    /// newest sub-filter is full, the growth itself takes the key's lock. Items are
+    /// counted as added whether or not they were present, since telling would need a
+    /// read, so `card` is an upper bound after blind adds of repeated items.
+    pub fn add_blind<I: AsRef<[u8]>>(&self, items: &[I]) -> Result<()> {
+        let meta = match self.meta()? {
+            Some(meta) => meta,
+            None => {
+                let _guard = self.store.lock(self.ns, &self.key);
+                match self.store.meta_locked(self.ns, &self.key)? {
+                    Some(meta) => meta,
+                    None => self.create_locked(validate(
+                        DEFAULT_ERROR,
+                        DEFAULT_CAPACITY,
+                        DEFAULT_EXPANSION,
+                    )?)?,
+                }
+            }
+        };
+        let params = bloom_params(&meta)?;
+        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let newest = params.filters - 1;
+        let count = self
+            .counts(&prefix, &ReadOptions::default())?
+            .get(newest as usize);
+        if count.saturating_add(items.len() as u64) > Sub::of(&params, newest).capacity {
+            // Full (or about to be): the locked path grows the chain, item by item.
+            for item in items {
+                self.add(item)?;
+            }
+            return Ok(());
+        }
+        let sub = Sub::of(&params, newest);
+        let mut located: Vec<(u32, Vec<u32>)> = items
+            .iter()
+            .map(|i| sub.locate(hashes(i.as_ref())))
+            .collect();
+        located.sort_unstable_by_key(|(page, _)| *page);
+        let cf = self.store.pages_cf()?;
+        let mut batch = WriteBatch::default();
+        for group in located.chunk_by(|a, b| a.0 == b.0) {
+            let bits: Vec<u32> = group
+                .iter()
+                .flat_map(|(_, bits)| bits.iter().copied())
+                .collect();
+            let delta = BitDelta::sparse(sub.page_bits, bits)
+                .map_err(|e| Error::InvalidArgument(e.to_string()))?;
+            batch.merge_cf(
+                cf,
+                keys::page_key(&prefix, newest as u16, group[0].0),
+                delta.encode(),
+            );
+        }
+        let mut slots = vec![0; newest as usize + 1];
+        slots[newest as usize] = items.len() as u64;
+        batch.merge_cf(
+            cf,
+            keys::page_key(&prefix, TALLY_SUB, 0),
+            Tally::new(slots).encode_delta(),
+        );
+        self.store.write(batch)
+    }
+
     /// Adds each item in turn (`BF.MADD`): whether each was new; an error stops the run
     /// and is returned with the answers before it.
     pub fn madd<I: AsRef<[u8]>>(&self, items: &[I]) -> (Vec<bool>, Option<Error>) {

@@ -16,6 +16,9 @@ use rocksketch_merge::bits::{BitDelta, BitPage};
 use rocksketch_merge::hash::murmur64a;
 use rocksketch_merge::tally::Tally;
 use std::f64::consts::LN_2;
+use std::sync::atomic::Ordering;
+
+mod baseline;
 
 /// RedisBloom's defaults for a filter created by `BF.ADD`.
 pub const DEFAULT_ERROR: f64 = 0.01;
@@ -180,13 +183,17 @@ impl BloomFilter {
             Some(grown) => self.store.put_meta(self.ns, &self.key, grown, write)?,
             None => self.store.write(write)?,
         }
+        if let Some(hint) = self.store.existing_count_hint(&hint_slot(&prefix, newest)) {
+            hint.fetch_add(1, Ordering::Relaxed);
+        }
         Ok(true)
     }
 
     /// Adds items without answering whether each was new: one write batch of bit
     /// operands (one per page) and a tally delta, and no read of any bit page. The
-    /// chain's growth is decided from the item counts (one small tally read); when the
-    /// newest sub-filter is full, the growth itself takes the key's lock. Items are
+    /// chain's growth is decided from an in-memory count of the newest sub-filter (read
+    /// from the tally page once per process); when that sub-filter is full, the growth
+    /// itself takes the key's lock. Items are
     /// counted as added whether or not they were present, since telling would need a
     /// read, so `card` is an upper bound after blind adds of repeated items.
     pub fn add_blind<I: AsRef<[u8]>>(&self, items: &[I]) -> Result<()> {
@@ -207,44 +214,27 @@ impl BloomFilter {
         let params = bloom_params(&meta)?;
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
         let newest = params.filters - 1;
-        let count = self
-            .counts(&prefix, &ReadOptions::default())?
-            .get(newest as usize);
-        if count.saturating_add(items.len() as u64) > Sub::of(&params, newest).capacity {
+        let hint = self.store.count_hint(&hint_slot(&prefix, newest), || {
+            Ok(self
+                .counts(&prefix, &ReadOptions::default())?
+                .get(newest as usize))
+        })?;
+        let n = items.len() as u64;
+        if hint.fetch_add(n, Ordering::Relaxed).saturating_add(n)
+            > Sub::of(&params, newest).capacity
+        {
             // Full (or about to be): the locked path grows the chain, item by item.
+            hint.fetch_sub(n, Ordering::Relaxed);
             for item in items {
                 self.add(item)?;
             }
             return Ok(());
         }
-        let sub = Sub::of(&params, newest);
-        let mut located: Vec<(u32, Vec<u32>)> = items
-            .iter()
-            .map(|i| sub.locate(hashes(i.as_ref())))
-            .collect();
-        located.sort_unstable_by_key(|(page, _)| *page);
         let cf = self.store.pages_cf()?;
         let mut batch = WriteBatch::default();
-        for group in located.chunk_by(|a, b| a.0 == b.0) {
-            let bits: Vec<u32> = group
-                .iter()
-                .flat_map(|(_, bits)| bits.iter().copied())
-                .collect();
-            let delta = BitDelta::sparse(sub.page_bits, bits)
-                .map_err(|e| Error::InvalidArgument(e.to_string()))?;
-            batch.merge_cf(
-                cf,
-                keys::page_key(&prefix, newest as u16, group[0].0),
-                delta.encode(),
-            );
+        for (key, operand) in add_operands(&prefix, &params, items)? {
+            batch.merge_cf(cf, key, operand);
         }
-        let mut slots = vec![0; newest as usize + 1];
-        slots[newest as usize] = items.len() as u64;
-        batch.merge_cf(
-            cf,
-            keys::page_key(&prefix, TALLY_SUB, 0),
-            Tally::new(slots).encode_delta(),
-        );
         self.store.write(batch)
     }
 
@@ -379,6 +369,47 @@ impl BloomFilter {
             source,
         }
     }
+}
+
+/// Names the in-memory count of sub-filter `sub` of a key version.
+fn hint_slot(prefix: &[u8], sub: u32) -> Vec<u8> {
+    keys::page_key(prefix, sub as u16, u32::MAX)
+}
+
+/// The `(page key, operand)` pairs of a blind add to the newest sub-filter: one bit
+/// operand per page the items fall in, then the tally delta.
+fn add_operands<I: AsRef<[u8]>>(
+    prefix: &[u8],
+    params: &BloomParams,
+    items: &[I],
+) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    let newest = params.filters - 1;
+    let sub = Sub::of(params, newest);
+    let mut located: Vec<(u32, Vec<u32>)> = items
+        .iter()
+        .map(|i| sub.locate(hashes(i.as_ref())))
+        .collect();
+    located.sort_unstable_by_key(|(page, _)| *page);
+    let mut out = Vec::new();
+    for group in located.chunk_by(|a, b| a.0 == b.0) {
+        let bits: Vec<u32> = group
+            .iter()
+            .flat_map(|(_, bits)| bits.iter().copied())
+            .collect();
+        let delta = BitDelta::sparse(sub.page_bits, bits)
+            .map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        out.push((
+            keys::page_key(prefix, newest as u16, group[0].0),
+            delta.encode(),
+        ));
+    }
+    let mut slots = vec![0; newest as usize + 1];
+    slots[newest as usize] = items.len() as u64;
+    out.push((
+        keys::page_key(prefix, TALLY_SUB, 0),
+        Tally::new(slots).encode_delta(),
+    ));
+    Ok(out)
 }
 
 fn bloom_params(meta: &Meta) -> Result<BloomParams> {

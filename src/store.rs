@@ -128,6 +128,7 @@ struct Inner {
     cfs: ColumnFamilies,
     locks: KeyLocks,
     cache: MetaCache,
+    hints: CountHints,
     last_version: AtomicU64,
     write_opts: WriteOptions,
     page_cells: u32,
@@ -177,6 +178,7 @@ impl Store {
                 cfs,
                 locks: KeyLocks::default(),
                 cache: MetaCache::new(options.meta_cache_entries),
+                hints: CountHints::new(options.meta_cache_entries),
                 last_version: AtomicU64::new(0),
                 write_opts,
                 page_cells: options.page_bytes / 4,
@@ -361,6 +363,26 @@ impl Store {
             .collect()
     }
 
+    /// The in-memory count kept for `slot` (a key version's sub-filter), loading it with
+    /// `load` the first time. Blind writers decide a chain's growth from it instead of
+    /// reading the tally page on every write; it only steers growth, never correctness.
+    pub(crate) fn count_hint(
+        &self,
+        slot: &[u8],
+        load: impl FnOnce() -> Result<u64>,
+    ) -> Result<Arc<AtomicU64>> {
+        if let Some(hint) = self.inner.hints.map.read().get(slot) {
+            return Ok(hint.clone());
+        }
+        let loaded = Arc::new(AtomicU64::new(load()?));
+        Ok(self.inner.hints.insert(slot.to_vec(), loaded))
+    }
+
+    /// The count hint of `slot`, if one is kept.
+    pub(crate) fn existing_count_hint(&self, slot: &[u8]) -> Option<Arc<AtomicU64>> {
+        self.inner.hints.map.read().get(slot).cloned()
+    }
+
     pub(crate) fn forget(&self, ns: u16, key: &[u8]) {
         self.inner.cache.remove(&keys::meta_key(ns, key));
     }
@@ -493,6 +515,32 @@ impl MetaCache {
 
 fn live(meta: Option<Meta>) -> Option<Meta> {
     meta.filter(|m| !m.is_expired(now_ms()))
+}
+
+/// Bounded map of in-memory counts (see [`Store::count_hint`]).
+struct CountHints {
+    map: RwLock<HashMap<Vec<u8>, Arc<AtomicU64>>>,
+    capacity: usize,
+}
+
+impl CountHints {
+    fn new(capacity: usize) -> CountHints {
+        CountHints {
+            map: RwLock::new(HashMap::new()),
+            capacity: capacity.max(1),
+        }
+    }
+
+    /// Inserts unless another thread got there first; returns the entry kept.
+    fn insert(&self, slot: Vec<u8>, hint: Arc<AtomicU64>) -> Arc<AtomicU64> {
+        let mut map = self.map.write();
+        if map.len() >= self.capacity && !map.contains_key(&slot) {
+            if let Some(victim) = map.keys().next().cloned() {
+                map.remove(&victim);
+            }
+        }
+        map.entry(slot).or_insert(hint).clone()
+    }
 }
 
 /// Milliseconds since the Unix epoch.

@@ -16,18 +16,22 @@ pub fn run(argv: &[String]) -> Result<(), String> {
     let args = Args::parse(argv, &["json"])?;
     match args.positional.first().map(String::as_str) {
         Some("cms-incrby") => cms_incrby(&args),
-        other => Err(format!("unknown benchmark {other:?}; known: cms-incrby")),
+        Some("bf-add") => crate::bench_bloom::bf_add(&args),
+        Some("bf-exists") => crate::bench_bloom::bf_exists(&args),
+        other => Err(format!(
+            "unknown benchmark {other:?}; known: cms-incrby, bf-add, bf-exists"
+        )),
     }
 }
 
 /// A scratch directory, removed at the end unless the user named it.
-struct Scratch {
-    path: PathBuf,
+pub(crate) struct Scratch {
+    pub(crate) path: PathBuf,
     remove: bool,
 }
 
 impl Scratch {
-    fn new(args: &Args) -> Result<Scratch, String> {
+    pub(crate) fn new(args: &Args) -> Result<Scratch, String> {
         let (path, remove) = match args.string("dir") {
             Some(dir) => (PathBuf::from(dir), false),
             None => (
@@ -49,14 +53,14 @@ impl Drop for Scratch {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    Blind,
-    Rewrite,
-    RawPut,
+pub(crate) enum Mode {
+    Blind = 0,
+    Rewrite = 1,
+    RawPut = 2,
 }
 
 impl Mode {
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Mode::Blind => "blind merge",
             Mode::Rewrite => "read-modify-write",
@@ -65,7 +69,7 @@ impl Mode {
     }
 }
 
-fn store_options(args: &Args) -> Result<StoreOptions, String> {
+pub(crate) fn store_options(args: &Args) -> Result<StoreOptions, String> {
     let defaults = StoreOptions::default();
     Ok(StoreOptions {
         page_bytes: args.get("page-bytes", defaults.page_bytes)?,
@@ -106,26 +110,16 @@ fn cms_incrby(args: &Args) -> Result<(), String> {
         )?);
     }
 
-    // Rounds interleave the modes so that a noisy neighbour slows all of them alike.
-    let mut elapsed = [Duration::ZERO; 3];
-    let per_round = n.div_ceil(ROUNDS);
-    for (round, chunk) in items.chunks(per_round).enumerate() {
-        for (m, mode) in modes.iter().enumerate() {
-            let cms = &sketches[m].1;
-            let base = (round * per_round) as u64;
-            let started = Instant::now();
-            for (i, item) in chunk.iter().enumerate() {
-                let one = [(item.as_str(), 1u64)];
-                match mode {
-                    Mode::Blind => cms.incr_by(&one),
-                    Mode::Rewrite => cms.incr_by_rewriting_pages(&one),
-                    Mode::RawPut => cms.put_increment_operands(&one, base + i as u64),
-                }
-                .map_err(|e| e.to_string())?;
-            }
-            elapsed[m] += started.elapsed();
+    let elapsed = interleave(&items, &modes, |mode, seq, item| {
+        let cms = &sketches[mode as usize].1;
+        let one = [(item, 1u64)];
+        match mode {
+            Mode::Blind => cms.incr_by(&one),
+            Mode::Rewrite => cms.incr_by_rewriting_pages(&one),
+            Mode::RawPut => cms.put_increment_operands(&one, seq),
         }
-    }
+        .map_err(|e| e.to_string())
+    })?;
     let rate = |m: usize| n as f64 / elapsed[m].as_secs_f64();
 
     // The two read paths must agree before their speeds mean anything.
@@ -211,12 +205,47 @@ fn cms_incrby(args: &Args) -> Result<(), String> {
     Ok(())
 }
 
+/// Runs `write(mode, seq, item)` for every item in every mode and returns each mode's
+/// total time. Rounds interleave the modes so that a noisy neighbour slows all alike.
+pub(crate) fn interleave<F>(
+    items: &[String],
+    modes: &[Mode],
+    mut write: F,
+) -> Result<Vec<Duration>, String>
+where
+    F: FnMut(Mode, u64, &str) -> Result<(), String>,
+{
+    let mut elapsed = vec![Duration::ZERO; modes.len()];
+    let per_round = items.len().div_ceil(ROUNDS).max(1);
+    for (round, chunk) in items.chunks(per_round).enumerate() {
+        for (m, mode) in modes.iter().enumerate() {
+            let base = (round * per_round) as u64;
+            let started = Instant::now();
+            for (i, item) in chunk.iter().enumerate() {
+                write(*mode, base + i as u64, item)?;
+            }
+            elapsed[m] += started.elapsed();
+        }
+    }
+    Ok(elapsed)
+}
+
 /// p50 and p99 of single-item query latencies, in microseconds.
 fn latencies(cms: &Cms, items: &[String]) -> Result<(f64, f64), String> {
+    percentiles(items, |item| {
+        cms.query(&[item]).map(|_| ()).map_err(|e| e.to_string())
+    })
+}
+
+/// p50 and p99 of the time `op` takes per item, in microseconds.
+pub(crate) fn percentiles<F>(items: &[String], mut op: F) -> Result<(f64, f64), String>
+where
+    F: FnMut(&str) -> Result<(), String>,
+{
     let mut micros: Vec<f64> = Vec::with_capacity(items.len());
     for item in items {
         let started = Instant::now();
-        cms.query(&[item]).map_err(|e| e.to_string())?;
+        op(item)?;
         micros.push(started.elapsed().as_secs_f64() * 1e6);
     }
     micros.sort_by(f64::total_cmp);

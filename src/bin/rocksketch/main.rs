@@ -7,6 +7,7 @@
 
 mod args;
 mod bench;
+mod bench_bloom;
 mod demo;
 
 use std::process::ExitCode;
@@ -18,7 +19,13 @@ const USAGE: &str = "usage:
   rocksketch bench cms-incrby [--n N] [--queries Q] [--dir DIR] [--json]
                    [--page-bytes B] [--max-successive-merges K]
       blind merge vs read-modify-write vs raw puts, then query latency
-      before and after a full compaction";
+      before and after a full compaction
+  rocksketch bench bf-add [--n N] [--queries Q] [--dir DIR] [--json]
+      the same comparison for Bloom filter adds, bits per item on disk,
+      exists latency before and after compaction
+  rocksketch bench bf-exists [--n N] [--absent M] [--dir DIR] [--json]
+      false-positive rate at capacity and after growth to 5 sub-filters,
+      for error rates 0.01 and 0.001";
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();

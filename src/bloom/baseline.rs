@@ -1,0 +1,71 @@
+//! Baselines for `rocksketch bench bf-add`: the same add written the way other designs
+//! write it, over the same layout.
+
+use super::{add_operands, bloom_params, hashes, BloomFilter, Sub};
+use crate::error::{BloomError, Result};
+use crate::keys::{self, TALLY_SUB};
+use rocksdb::{ReadOptions, WriteBatch};
+use rocksketch_merge::bits::BitPage;
+use rocksketch_merge::tally::Tally;
+
+impl BloomFilter {
+    /// Kvrocks' design: under the key's lock, read the item's page of the newest
+    /// sub-filter and the counts, set the bits, and put the whole page and counts back.
+    #[doc(hidden)]
+    pub fn add_rewriting_pages(&self, item: impl AsRef<[u8]>) -> Result<()> {
+        let _guard = self.store.lock(self.ns, &self.key);
+        let meta = self
+            .store
+            .meta_locked(self.ns, &self.key)?
+            .ok_or(BloomError::NotFound)?;
+        let params = bloom_params(&meta)?;
+        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let newest = params.filters - 1;
+        let sub = Sub::of(&params, newest);
+        let (page_no, bits) = sub.locate(hashes(item.as_ref()));
+        let page_key = keys::page_key(&prefix, newest as u16, page_no);
+        let mut page = match self
+            .store
+            .get_pages(&[page_key.clone()], &ReadOptions::default())?
+            .pop()
+            .flatten()
+        {
+            Some(raw) => {
+                BitPage::decode(&raw).map_err(|source| self.corruption("a bit page", source))?
+            }
+            None => BitPage::zeroed(sub.page_bits),
+        };
+        for bit in bits {
+            page.set(bit);
+        }
+        let mut counts = self.counts(&prefix, &ReadOptions::default())?;
+        let mut slots = vec![0; newest as usize + 1];
+        slots[newest as usize] = 1;
+        counts.add(&Tally::new(slots));
+        let cf = self.store.pages_cf()?;
+        let mut batch = WriteBatch::default();
+        batch.put_cf(cf, page_key, page.encode());
+        batch.put_cf(
+            cf,
+            keys::page_key(&prefix, TALLY_SUB, 0),
+            counts.encode_page(),
+        );
+        self.store.write(batch)
+    }
+
+    /// The floor: the operands a blind add writes, as plain puts to distinct keys (each
+    /// key suffixed with `seq`). Nothing reads these back.
+    #[doc(hidden)]
+    pub fn put_add_operands<I: AsRef<[u8]>>(&self, items: &[I], seq: u64) -> Result<()> {
+        let meta = self.meta()?.ok_or(BloomError::NotFound)?;
+        let params = bloom_params(&meta)?;
+        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let cf = self.store.pages_cf()?;
+        let mut batch = WriteBatch::default();
+        for (mut key, operand) in add_operands(&prefix, &params, items)? {
+            key.extend_from_slice(&seq.to_be_bytes());
+            batch.put_cf(cf, key, operand);
+        }
+        self.store.write(batch)
+    }
+}

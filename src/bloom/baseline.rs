@@ -26,7 +26,7 @@ impl BloomFilter {
         let page_key = keys::page_key(&prefix, newest as u16, page_no);
         let mut page = match self
             .store
-            .get_pages(&[page_key.clone()], &ReadOptions::default())?
+            .get_pages(std::slice::from_ref(&page_key), &ReadOptions::default())?
             .pop()
             .flatten()
         {

@@ -120,6 +120,10 @@ pub fn bf_add(args: &Args) -> Result<(), String> {
         })
         .collect();
     let exists = |item: &str| blind.exists(item).map(|_| ()).map_err(|e| e.to_string());
+    // Optionally let RocksDB's background flushes and compactions of the write burst
+    // finish first, to tell the cost of the layout from the cost of that work.
+    let settle: u64 = args.get("settle", 0)?;
+    std::thread::sleep(std::time::Duration::from_secs(settle));
     let before = percentiles(&probes, exists)?;
     store.compact().map_err(|e| e.to_string())?;
     let after = percentiles(&probes, exists)?;

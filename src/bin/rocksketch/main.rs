@@ -20,7 +20,7 @@ const USAGE: &str = "usage:
                    [--page-bytes B] [--max-successive-merges K]
       blind merge vs read-modify-write vs raw puts, then query latency
       before and after a full compaction
-  rocksketch bench bf-add [--n N] [--queries Q] [--dir DIR] [--json]
+  rocksketch bench bf-add [--n N] [--queries Q] [--settle SECS] [--dir DIR] [--json]
       the same comparison for Bloom filter adds, bits per item on disk,
       exists latency before and after compaction
   rocksketch bench bf-exists [--n N] [--absent M] [--dir DIR] [--json]

@@ -238,6 +238,25 @@ impl BloomFilter {
         self.store.write(batch)
     }
 
+    /// `BF.INSERT`: adds items like [`BloomFilter::madd`], creating a missing filter
+    /// with `create`'s parameters (error, capacity, expansion), or answering
+    /// `ERR not found` when `create` is `None` (NOCREATE).
+    pub fn insert<I: AsRef<[u8]>>(
+        &self,
+        items: &[I],
+        create: Option<(f64, u64, u32)>,
+    ) -> Result<(Vec<bool>, Option<Error>)> {
+        if self.meta()?.is_none() {
+            let (error, capacity, expansion) = create.ok_or(BloomError::NotFound)?;
+            match self.reserve(error, capacity, expansion) {
+                // Another client created it in between: add to theirs, as Redis would.
+                Ok(()) | Err(Error::Bloom(BloomError::ItemExists)) => {}
+                Err(err) => return Err(err),
+            }
+        }
+        Ok(self.madd(items))
+    }
+
     /// Adds each item in turn (`BF.MADD`): whether each was new; an error stops the run
     /// and is returned with the answers before it.
     pub fn madd<I: AsRef<[u8]>>(&self, items: &[I]) -> (Vec<bool>, Option<Error>) {

@@ -199,3 +199,96 @@ fn blind_adds_have_no_false_negatives_and_grow_the_chain() {
     t.store().bloom("fresh").add_blind(&["x"]).unwrap();
     assert_eq!(t.store().bloom("fresh").info().unwrap().capacity, 100);
 }
+
+#[test]
+fn insert_creates_with_its_options_or_refuses_with_nocreate() {
+    let t = common::TempStore::new();
+    let ns = t.store().ns(0);
+    let run = |words: &[&str]| execute(&ns, &args(words));
+    let err = |text: &str| Reply::Error(text.to_owned());
+    assert_eq!(
+        run(&["BF.INSERT", "i", "NOCREATE", "ITEMS", "a"]),
+        err("ERR not found")
+    );
+    assert_eq!(
+        run(&[
+            "BF.INSERT",
+            "i",
+            "CAPACITY",
+            "1000",
+            "ERROR",
+            "0.001",
+            "EXPANSION",
+            "4",
+            "ITEMS",
+            "a",
+            "b",
+            "a"
+        ]),
+        Reply::Array(vec![
+            Reply::Bool(true),
+            Reply::Bool(true),
+            Reply::Bool(false)
+        ])
+    );
+    assert_eq!(
+        run(&["BF.INFO", "i", "CAPACITY"]),
+        Reply::Array(vec![Reply::Int(1000)])
+    );
+    assert_eq!(
+        run(&["BF.INFO", "i", "EXPANSION"]),
+        Reply::Array(vec![Reply::Int(4)])
+    );
+    assert_eq!(
+        run(&["BF.INSERT", "i", "NOCREATE", "ITEMS", "c"]),
+        Reply::Array(vec![Reply::Bool(true)])
+    );
+    assert_eq!(
+        run(&["BF.INSERT", "j", "CAPACITY", "x", "ITEMS", "a"]),
+        err("ERR bad capacity")
+    );
+    assert_eq!(
+        run(&["BF.INSERT", "j", "ERROR", "x", "ITEMS", "a"]),
+        err("ERR bad error rate")
+    );
+    assert_eq!(
+        run(&[
+            "BF.INSERT",
+            "j",
+            "EXPANSION",
+            "2",
+            "NONSCALING",
+            "ITEMS",
+            "a"
+        ]),
+        err("Nonscaling filters cannot expand")
+    );
+    assert_eq!(
+        run(&["BF.INSERT", "j", "BOGUS", "ITEMS", "a"]),
+        err("ERR Unknown argument received")
+    );
+    assert_eq!(
+        run(&["BF.INSERT", "j", "CAPACITY", "10"]),
+        err("ERR wrong number of arguments for 'bf.insert' command")
+    );
+    assert!(!t.store().ns(0).exists(b"j").unwrap());
+    assert_eq!(
+        run(&[
+            "BF.INSERT",
+            "k",
+            "CAPACITY",
+            "2",
+            "NONSCALING",
+            "ITEMS",
+            "a",
+            "b",
+            "c",
+            "d"
+        ]),
+        Reply::Array(vec![
+            Reply::Bool(true),
+            Reply::Bool(true),
+            err("ERR non scaling filter is full")
+        ])
+    );
+}

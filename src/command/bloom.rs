@@ -2,7 +2,7 @@
 
 use super::parse::{arg_index, parse_f64, parse_i64};
 use super::Reply;
-use crate::bloom::{BloomInfo, MAX_EXPANSION};
+use crate::bloom::{BloomInfo, DEFAULT_CAPACITY, DEFAULT_ERROR, DEFAULT_EXPANSION, MAX_EXPANSION};
 use crate::error::{BloomError, Error, Result};
 use crate::store::Namespace;
 
@@ -13,6 +13,7 @@ pub(super) fn handler(name: &str) -> Option<Handler> {
         "bf.reserve" => reserve,
         "bf.add" => add,
         "bf.madd" => madd,
+        "bf.insert" => insert,
         "bf.exists" => exists,
         "bf.mexists" => mexists,
         "bf.card" => card,
@@ -34,14 +35,9 @@ fn reserve(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
     let options = &args[4..];
     let nonscaling = arg_index("NONSCALING", options).is_some();
     let expansion = match arg_index("EXPANSION", options) {
-        None => crate::bloom::DEFAULT_EXPANSION,
+        None => DEFAULT_EXPANSION,
         Some(_) if nonscaling => return Err(BloomError::NonScalingCannotExpand.into()),
-        Some(at) => options
-            .get(at + 1)
-            .and_then(|v| parse_i64(v))
-            .and_then(|v| u32::try_from(v).ok())
-            .filter(|v| *v <= MAX_EXPANSION)
-            .ok_or(BloomError::BadExpansion)?,
+        Some(at) => parse_expansion(options.get(at + 1))?,
     };
     let expansion = if nonscaling { 0 } else { expansion };
     ns.bloom(&args[1]).reserve(error, capacity, expansion)?;
@@ -60,8 +56,13 @@ fn madd(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
         return Ok(Reply::wrong_arity("bf.madd"));
     }
     let (added, error) = ns.bloom(&args[1]).madd(&args[2..]);
+    madd_reply(added, error)
+}
+
+/// BF.MADD's and BF.INSERT's reply: one boolean per item added, then the error that
+/// stopped the run, if any; a key of another type fails the whole command.
+fn madd_reply(added: Vec<bool>, error: Option<Error>) -> Result<Reply> {
     match (added.is_empty(), error) {
-        // A key of another type fails the whole command, as in RedisBloom.
         (true, Some(Error::WrongType)) => Err(Error::WrongType),
         (_, error) => {
             let mut replies: Vec<Reply> = added.into_iter().map(Reply::Bool).collect();
@@ -69,6 +70,61 @@ fn madd(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
             Ok(Reply::Array(replies))
         }
     }
+}
+
+fn insert(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
+    if args.len() < 4 {
+        return Ok(Reply::wrong_arity("bf.insert"));
+    }
+    let (mut error, mut capacity) = (DEFAULT_ERROR, DEFAULT_CAPACITY);
+    let (mut expansion, mut nocreate, mut nonscaling) = (None, false, false);
+    let mut at = 2;
+    let items = loop {
+        let Some(word) = args.get(at) else {
+            return Ok(Reply::wrong_arity("bf.insert"));
+        };
+        let value = args.get(at + 1);
+        match word.to_ascii_uppercase().as_slice() {
+            b"ITEMS" if args.len() > at + 1 => break &args[at + 1..],
+            b"ITEMS" => return Ok(Reply::wrong_arity("bf.insert")),
+            b"NOCREATE" => nocreate = true,
+            b"NONSCALING" => nonscaling = true,
+            b"CAPACITY" => {
+                capacity = value
+                    .and_then(|v| parse_i64(v))
+                    .and_then(|v| u64::try_from(v).ok())
+                    .ok_or(BloomError::BadCapacity)?;
+                at += 1;
+            }
+            b"ERROR" => {
+                error = value
+                    .and_then(|v| parse_f64(v))
+                    .ok_or(BloomError::BadErrorRate)?;
+                at += 1;
+            }
+            b"EXPANSION" => {
+                expansion = Some(parse_expansion(value)?);
+                at += 1;
+            }
+            _ => {
+                return Err(Error::InvalidArgument(
+                    "Unknown argument received".to_owned(),
+                ))
+            }
+        }
+        at += 1;
+    };
+    if nonscaling && expansion.is_some() {
+        return Err(BloomError::NonScalingCannotExpand.into());
+    }
+    let expansion = if nonscaling {
+        0
+    } else {
+        expansion.unwrap_or(DEFAULT_EXPANSION)
+    };
+    let create = (!nocreate).then_some((error, capacity, expansion));
+    let (added, failed) = ns.bloom(&args[1]).insert(items, create)?;
+    madd_reply(added, failed)
 }
 
 fn exists(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
@@ -115,6 +171,14 @@ fn info(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
             Ok(Reply::Array(vec![fields[at].1.clone()]))
         }
     }
+}
+
+fn parse_expansion(value: Option<&Vec<u8>>) -> Result<u32> {
+    Ok(value
+        .and_then(|v| parse_i64(v))
+        .and_then(|v| u32::try_from(v).ok())
+        .filter(|v| *v <= MAX_EXPANSION)
+        .ok_or(BloomError::BadExpansion)?)
 }
 
 fn fields(info: &BloomInfo) -> Vec<(&'static str, Reply)> {

@@ -3,6 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use rocksketch_merge::bits::{BitDelta, BitPage};
 use rocksketch_merge::counter::{CounterDelta, CounterPage};
 use rocksketch_merge::tally::Tally;
 use rocksketch_merge::{full_merge, partial_merge};
@@ -12,6 +13,12 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(page.encode(), data);
     }
     if let Ok(delta) = CounterDelta::decode(data) {
+        assert_eq!(delta.encode(), data);
+    }
+    if let Ok(page) = BitPage::decode(data) {
+        assert_eq!(page.encode(), data);
+    }
+    if let Ok(delta) = BitDelta::decode(data) {
         assert_eq!(delta.encode(), data);
     }
     if let Ok(tally) = Tally::decode_page(data) {

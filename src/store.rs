@@ -37,7 +37,9 @@ pub struct StoreOptions {
     pub meta_cache_entries: usize,
     /// RocksDB's `max_successive_merges` for the pages column family: once a page has
     /// this many operands in the memtable, the next write folds them into one value, so
-    /// a read never merges a long pile of operands. Default 32; 0 disables it.
+    /// a read never merges a long pile of operands. `Store::open` makes the bound strict
+    /// (it holds even when the fold must read a block from a file). Default 32; 0
+    /// disables it.
     pub max_successive_merges: usize,
     /// Memtable size of the pages column family. Default 32 MiB.
     pub write_buffer_bytes: usize,
@@ -151,6 +153,16 @@ impl Store {
         db_opts.create_missing_column_families(true);
         db_opts.set_max_background_jobs(2);
         let db = DB::open_cf_descriptors(&db_opts, dir, options.column_families(&cache))?;
+        if options.max_successive_merges > 0 {
+            // Hold the bound even when the page's base value is in a file not yet in
+            // the block cache (right after a flush); otherwise RocksDB skips the fold
+            // and a page's operands pile up until some read caches its block.
+            // rust-rocksdb has no setter for it; RocksDB takes it as a string option.
+            let pages = db
+                .cf_handle(PAGES_CF)
+                .ok_or_else(|| Error::Storage("pages column family missing".to_owned()))?;
+            db.set_options_cf(pages, &[("strict_max_successive_merges", "true")])?;
+        }
         Store::with_db(Arc::new(db), ColumnFamilies::default(), options)
     }
 

@@ -19,6 +19,7 @@ use std::f64::consts::LN_2;
 use std::sync::atomic::Ordering;
 
 mod baseline;
+mod dump;
 
 /// RedisBloom's defaults for a filter created by `BF.ADD`.
 pub const DEFAULT_ERROR: f64 = 0.01;

@@ -65,6 +65,8 @@ pub enum BloomError {
     NonScalingFull,
     NotFound,
     MaximumExpansions,
+    InvalidPosition,
+    BadChunk,
 }
 
 impl BloomError {
@@ -83,6 +85,8 @@ impl BloomError {
             BloomError::NonScalingFull => "ERR non scaling filter is full",
             BloomError::NotFound => "ERR not found",
             BloomError::MaximumExpansions => "Maximum expansions reached",
+            BloomError::InvalidPosition => "Invalid position",
+            BloomError::BadChunk => "ERR received bad data",
         }
     }
 }

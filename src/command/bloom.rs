@@ -14,6 +14,8 @@ pub(super) fn handler(name: &str) -> Option<Handler> {
         "bf.add" => add,
         "bf.madd" => madd,
         "bf.insert" => insert,
+        "bf.scandump" => scandump,
+        "bf.loadchunk" => loadchunk,
         "bf.exists" => exists,
         "bf.mexists" => mexists,
         "bf.card" => card,
@@ -125,6 +127,28 @@ fn insert(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
     let create = (!nocreate).then_some((error, capacity, expansion));
     let (added, failed) = ns.bloom(&args[1]).insert(items, create)?;
     madd_reply(added, failed)
+}
+
+fn scandump(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
+    let [_, key, cursor] = args else {
+        return Ok(Reply::wrong_arity("bf.scandump"));
+    };
+    let cursor = parse_i64(cursor).ok_or_else(invalid_position)?;
+    let (next, chunk) = ns.bloom(key).scandump(cursor)?;
+    Ok(Reply::Array(vec![Reply::Int(next), Reply::Bulk(chunk)]))
+}
+
+fn loadchunk(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
+    let [_, key, cursor, chunk] = args else {
+        return Ok(Reply::wrong_arity("bf.loadchunk"));
+    };
+    let cursor = parse_i64(cursor).ok_or_else(invalid_position)?;
+    ns.bloom(key).loadchunk(cursor, chunk)?;
+    Ok(Reply::ok())
+}
+
+fn invalid_position() -> Error {
+    Error::from(BloomError::InvalidPosition)
 }
 
 fn exists(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {

@@ -1,0 +1,193 @@
+//! `BF.SCANDUMP` / `BF.LOADCHUNK`: a filter as a sequence of self-describing chunks.
+//!
+//! ```text
+//! Chunk: magic "RKBF" | version u8 | kind u8 | reserved u16 | crc32 u32 LE (of the payload) | payload
+//!   kind 1, header (cursor 1):   error f64 | capacity u64 | expansion u32 | filters u32 |
+//!                                page_bits u32 | items u64 × filters        (all LE)
+//!   kind 2, page (cursor >= 2):  sub u32 | page u32 | bitmap
+//! ```
+//!
+//! Cursor 0 starts a dump; cursor `c >= 1` continues after the chunk before it, and a
+//! returned cursor of 0 ends it. Cursors name positions in the sequence of all of the
+//! filter's pages, so only stored pages are sent.
+
+use super::{bloom_params, BloomFilter, Sub};
+use crate::error::{BloomError, Error, Result};
+use crate::keys::{self, TALLY_SUB};
+use crate::meta::{BloomParams, KeyType, Meta, Params};
+use rocksdb::{ReadOptions, WriteBatch};
+use rocksketch_merge::bits::{BitDelta, BitPage};
+use rocksketch_merge::tally::Tally;
+
+const MAGIC: &[u8; 4] = b"RKBF";
+const VERSION_1: u8 = 1;
+const KIND_HEADER: u8 = 1;
+const KIND_PAGE: u8 = 2;
+const FRAME_LEN: usize = 4 + 1 + 1 + 2 + 4;
+const HEADER_FIXED: usize = 8 + 8 + 4 + 4 + 4;
+
+fn frame(kind: u8, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(FRAME_LEN + payload.len());
+    out.extend_from_slice(MAGIC);
+    out.push(VERSION_1);
+    out.push(kind);
+    out.extend_from_slice(&[0, 0]);
+    out.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+    out.extend_from_slice(payload);
+    out
+}
+
+/// Checks a chunk's frame and returns its kind and payload.
+fn unframe(chunk: &[u8]) -> Result<(u8, &[u8])> {
+    let bad = || Error::from(BloomError::BadChunk);
+    let (head, payload) = chunk.split_at_checked(FRAME_LEN).ok_or_else(bad)?;
+    if &head[..4] != MAGIC || head[4] != VERSION_1 || head[6..8] != [0, 0] {
+        return Err(bad());
+    }
+    if u32::from_le_bytes([head[8], head[9], head[10], head[11]]) != crc32fast::hash(payload) {
+        return Err(bad());
+    }
+    Ok((head[5], payload))
+}
+
+fn le64(b: &[u8], at: usize) -> u64 {
+    b.get(at..at + 8)
+        .map_or(0, |s| u64::from_le_bytes(s.try_into().unwrap_or_default()))
+}
+
+fn le32(b: &[u8], at: usize) -> u32 {
+    b.get(at..at + 4)
+        .map_or(0, |s| u32::from_le_bytes(s.try_into().unwrap_or_default()))
+}
+
+impl BloomFilter {
+    /// One step of a dump (`BF.SCANDUMP`): the next cursor (0 at the end) and a chunk.
+    pub fn scandump(&self, cursor: i64) -> Result<(i64, Vec<u8>)> {
+        let meta = self.meta()?.ok_or(BloomError::NotFound)?;
+        let params = bloom_params(&meta)?;
+        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let read_opts = ReadOptions::default();
+        if cursor < 0 {
+            return Err(Error::from(BloomError::InvalidPosition));
+        }
+        if cursor == 0 {
+            let counts = self.counts(&prefix, &read_opts)?;
+            let mut payload = Vec::with_capacity(HEADER_FIXED + 8 * params.filters as usize);
+            payload.extend_from_slice(&params.error.to_le_bytes());
+            payload.extend_from_slice(&params.capacity.to_le_bytes());
+            payload.extend_from_slice(&params.expansion.to_le_bytes());
+            payload.extend_from_slice(&params.filters.to_le_bytes());
+            payload.extend_from_slice(&params.page_bits.to_le_bytes());
+            for sub in 0..params.filters {
+                payload.extend_from_slice(&counts.get(sub as usize).to_le_bytes());
+            }
+            return Ok((1, frame(KIND_HEADER, &payload)));
+        }
+        // Position p >= 1 is the (p-1)-th page of the chain, counting every sub-filter.
+        let mut position = (cursor - 1) as u64;
+        for sub in 0..params.filters {
+            let pages = u64::from(Sub::of(&params, sub).pages);
+            if position >= pages {
+                position -= pages;
+                continue;
+            }
+            for page in position..pages {
+                let key = keys::page_key(&prefix, sub as u16, page as u32);
+                let Some(raw) = self.store.get_pages(&[key], &read_opts)?.pop().flatten() else {
+                    continue;
+                };
+                let bits = BitPage::decode(&raw)
+                    .map_err(|source| self.corruption("a bit page", source))?;
+                let mut payload = Vec::with_capacity(8 + bits.bytes().len());
+                payload.extend_from_slice(&sub.to_le_bytes());
+                payload.extend_from_slice(&(page as u32).to_le_bytes());
+                payload.extend_from_slice(bits.bytes());
+                let next = cursor + (page - position) as i64 + 1;
+                return Ok((next, frame(KIND_PAGE, &payload)));
+            }
+            // Nothing stored in the rest of this sub-filter: continue with the next.
+            return self.scandump(cursor + (pages - position) as i64);
+        }
+        Ok((0, Vec::new()))
+    }
+
+    /// Replays a chunk from [`BloomFilter::scandump`] (`BF.LOADCHUNK`): the header chunk
+    /// (cursor 1) creates the filter, which must not exist; page chunks fill it.
+    pub fn loadchunk(&self, cursor: i64, chunk: &[u8]) -> Result<()> {
+        let (kind, payload) = unframe(chunk)?;
+        match (kind, cursor) {
+            (KIND_HEADER, 1) => self.load_header(payload),
+            (KIND_PAGE, c) if c >= 2 => self.load_page(payload),
+            _ => Err(Error::from(BloomError::InvalidPosition)),
+        }
+    }
+
+    fn load_header(&self, payload: &[u8]) -> Result<()> {
+        let bad = || Error::from(BloomError::BadChunk);
+        let params = BloomParams {
+            error: f64::from_bits(le64(payload, 0)),
+            capacity: le64(payload, 8),
+            expansion: le32(payload, 16),
+            filters: le32(payload, 20),
+            page_bits: le32(payload, 24),
+        };
+        let valid = params.error > 0.0
+            && params.error < 1.0
+            && params.capacity > 0
+            && (1..=super::MAX_FILTERS).contains(&params.filters)
+            && params.page_bits >= 8
+            && params.page_bits.is_multiple_of(8)
+            && payload.len() == HEADER_FIXED + 8 * params.filters as usize;
+        if !valid {
+            return Err(bad());
+        }
+        let counts: Vec<u64> = (0..params.filters as usize)
+            .map(|i| le64(payload, HEADER_FIXED + 8 * i))
+            .collect();
+        let _guard = self.store.lock(self.ns, &self.key);
+        if self.store.meta_locked(self.ns, &self.key)?.is_some() {
+            return Err(BloomError::ItemExists.into());
+        }
+        let meta = Meta {
+            version: self.store.next_version(),
+            expire_at_ms: 0,
+            params: Params::Bloom(params),
+        };
+        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let mut batch = WriteBatch::default();
+        batch.put_cf(
+            self.store.pages_cf()?,
+            keys::page_key(&prefix, TALLY_SUB, 0),
+            Tally::new(counts).encode_page(),
+        );
+        self.store.put_meta(self.ns, &self.key, meta, batch)
+    }
+
+    fn load_page(&self, payload: &[u8]) -> Result<()> {
+        let bad = || Error::from(BloomError::BadChunk);
+        let meta = self.meta()?.ok_or(BloomError::NotFound)?;
+        if meta.key_type() != KeyType::Bloom {
+            return Err(Error::WrongType);
+        }
+        let params = bloom_params(&meta)?;
+        let (sub, page) = (le32(payload, 0), le32(payload, 4));
+        let bitmap = payload.get(8..).ok_or_else(bad)?;
+        if sub >= params.filters {
+            return Err(bad());
+        }
+        let shape = Sub::of(&params, sub);
+        if page >= shape.pages || bitmap.len() != (shape.page_bits / 8) as usize {
+            return Err(bad());
+        }
+        // A dense OR: restoring into the empty filter the header created is exact.
+        let delta = BitDelta::Dense(BitPage::from_bytes(bitmap.to_vec()));
+        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let mut batch = WriteBatch::default();
+        batch.merge_cf(
+            self.store.pages_cf()?,
+            keys::page_key(&prefix, sub as u16, page),
+            delta.encode(),
+        );
+        self.store.write(batch)
+    }
+}

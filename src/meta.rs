@@ -23,7 +23,6 @@ const PARAMS_OFFSET: usize = EXPIRE_OFFSET + 8;
 const CRC_LEN: usize = 4;
 const FORMAT_1: u8 = 1;
 const CMS_PARAMS_LEN: usize = 12;
-const BLOOM_PARAMS_LEN: usize = 28;
 
 /// The type of structure a key holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -76,6 +75,44 @@ pub struct BloomParams {
     pub page_bits: u32,
 }
 
+impl BloomParams {
+    /// Encoded size in bytes.
+    pub const ENCODED_LEN: usize = 28;
+
+    /// Appends the 28-byte encoding (also the start of a dump's header chunk).
+    pub(crate) fn encode_into(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.error.to_le_bytes());
+        out.extend_from_slice(&self.capacity.to_le_bytes());
+        out.extend_from_slice(&self.expansion.to_le_bytes());
+        out.extend_from_slice(&self.filters.to_le_bytes());
+        out.extend_from_slice(&self.page_bits.to_le_bytes());
+    }
+
+    /// Decodes and checks the 28-byte encoding.
+    pub(crate) fn decode(bytes: &[u8]) -> Result<BloomParams, CodecError> {
+        if bytes.len() != Self::ENCODED_LEN {
+            return Err(CodecError::Invalid("Bloom parameters of the wrong size"));
+        }
+        let p = BloomParams {
+            error: f64::from_bits(le_u64(bytes, 0)),
+            capacity: le_u64(bytes, 8),
+            expansion: le_u32(bytes, 16),
+            filters: le_u32(bytes, 20),
+            page_bits: le_u32(bytes, 24),
+        };
+        let valid = p.error > 0.0
+            && p.error < 1.0
+            && p.capacity > 0
+            && p.filters > 0
+            && p.page_bits > 0
+            && p.page_bits.is_multiple_of(8);
+        if !valid {
+            return Err(CodecError::Invalid("Bloom filter parameters out of range"));
+        }
+        Ok(p)
+    }
+}
+
 /// The parameters of a key, by type.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Params {
@@ -124,13 +161,7 @@ impl Meta {
                 params.extend_from_slice(&p.depth.to_le_bytes());
                 params.extend_from_slice(&p.page_cells.to_le_bytes());
             }
-            Params::Bloom(p) => {
-                params.extend_from_slice(&p.error.to_le_bytes());
-                params.extend_from_slice(&p.capacity.to_le_bytes());
-                params.extend_from_slice(&p.expansion.to_le_bytes());
-                params.extend_from_slice(&p.filters.to_le_bytes());
-                params.extend_from_slice(&p.page_bits.to_le_bytes());
-            }
+            Params::Bloom(p) => p.encode_into(&mut params),
         }
         let mut out = Vec::with_capacity(PARAMS_OFFSET + params.len() + CRC_LEN);
         out.push(self.key_type().tag());
@@ -193,26 +224,7 @@ impl Meta {
                     "count-min parameters of the wrong size",
                 ))
             }
-            3 if params.len() == BLOOM_PARAMS_LEN => {
-                let p = BloomParams {
-                    error: f64::from_bits(le_u64(params, 0)),
-                    capacity: le_u64(params, 8),
-                    expansion: le_u32(params, 16),
-                    filters: le_u32(params, 20),
-                    page_bits: le_u32(params, 24),
-                };
-                let valid = p.error > 0.0
-                    && p.error < 1.0
-                    && p.capacity > 0
-                    && p.filters > 0
-                    && p.page_bits > 0
-                    && p.page_bits.is_multiple_of(8);
-                if !valid {
-                    return Err(CodecError::Invalid("Bloom filter parameters out of range"));
-                }
-                Params::Bloom(p)
-            }
-            3 => return Err(CodecError::Invalid("Bloom parameters of the wrong size")),
+            3 => Params::Bloom(BloomParams::decode(params)?),
             other => return Err(CodecError::UnknownKind(other)),
         };
         Ok(Meta {

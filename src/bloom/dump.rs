@@ -24,7 +24,7 @@ const VERSION_1: u8 = 1;
 const KIND_HEADER: u8 = 1;
 const KIND_PAGE: u8 = 2;
 const FRAME_LEN: usize = 4 + 1 + 1 + 2 + 4;
-const HEADER_FIXED: usize = 8 + 8 + 4 + 4 + 4;
+const HEADER_FIXED: usize = BloomParams::ENCODED_LEN;
 
 fn frame(kind: u8, payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(FRAME_LEN + payload.len());
@@ -73,11 +73,7 @@ impl BloomFilter {
         if cursor == 0 {
             let counts = self.counts(&prefix, &read_opts)?;
             let mut payload = Vec::with_capacity(HEADER_FIXED + 8 * params.filters as usize);
-            payload.extend_from_slice(&params.error.to_le_bytes());
-            payload.extend_from_slice(&params.capacity.to_le_bytes());
-            payload.extend_from_slice(&params.expansion.to_le_bytes());
-            payload.extend_from_slice(&params.filters.to_le_bytes());
-            payload.extend_from_slice(&params.page_bits.to_le_bytes());
+            params.encode_into(&mut payload);
             for sub in 0..params.filters {
                 payload.extend_from_slice(&counts.get(sub as usize).to_le_bytes());
             }
@@ -124,19 +120,9 @@ impl BloomFilter {
 
     fn load_header(&self, payload: &[u8]) -> Result<()> {
         let bad = || Error::from(BloomError::BadChunk);
-        let params = BloomParams {
-            error: f64::from_bits(le64(payload, 0)),
-            capacity: le64(payload, 8),
-            expansion: le32(payload, 16),
-            filters: le32(payload, 20),
-            page_bits: le32(payload, 24),
-        };
-        let valid = params.error > 0.0
-            && params.error < 1.0
-            && params.capacity > 0
-            && (1..=super::MAX_FILTERS).contains(&params.filters)
-            && params.page_bits >= 8
-            && params.page_bits.is_multiple_of(8)
+        let encoded = payload.get(..BloomParams::ENCODED_LEN).ok_or_else(bad)?;
+        let params = BloomParams::decode(encoded).map_err(|_| bad())?;
+        let valid = params.filters <= super::MAX_FILTERS
             && payload.len() == HEADER_FIXED + 8 * params.filters as usize;
         if !valid {
             return Err(bad());

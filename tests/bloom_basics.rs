@@ -292,3 +292,15 @@ fn insert_creates_with_its_options_or_refuses_with_nocreate() {
         ])
     );
 }
+
+#[test]
+fn error_rates_above_a_quarter_are_capped() {
+    let t = common::TempStore::new();
+    let s = t.store();
+    s.bloom("half").reserve(0.5, 10_000, 2).unwrap();
+    s.bloom("quarter").reserve(0.25, 10_000, 2).unwrap();
+    s.bloom("tenth").reserve(0.1, 10_000, 2).unwrap();
+    let size = |k: &str| s.bloom(k).info().unwrap().size;
+    assert_eq!(size("half"), size("quarter"));
+    assert!(size("tenth") > size("quarter"));
+}

@@ -168,6 +168,12 @@ impl Store {
 
     /// A store over a database the host opened itself, whose pages column family has
     /// rocksketch's merge operator registered (see [`crate::register_merge_operator`]).
+    ///
+    /// The host keeps its own column family options. For reads that stay cheap before
+    /// compaction, give the pages column family RocksDB's `max_successive_merges` (as
+    /// [`StoreOptions::pages_cf_options`] does) and, after opening,
+    /// `set_options_cf(pages, &[("strict_max_successive_merges", "true")])`, as
+    /// [`Store::open`] does; the README's benchmark section shows what each is worth.
     pub fn with_db(db: Arc<DB>, cfs: ColumnFamilies, options: StoreOptions) -> Result<Store> {
         for name in [&cfs.meta, &cfs.pages] {
             if db.cf_handle(name).is_none() {

@@ -69,12 +69,6 @@ pub fn execute(ns: &Namespace, args: &[Vec<u8>]) -> Reply {
     }
 }
 
-/// Whether `execute` knows the command `name` (in any case).
-pub fn is_known(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    cms::handler(&lower).is_some() || bloom::handler(&lower).is_some()
-}
-
 fn unknown_command(args: &[Vec<u8>]) -> Reply {
     let name = String::from_utf8_lossy(&args[0]);
     let rest: Vec<String> = args[1..]

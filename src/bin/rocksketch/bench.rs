@@ -171,38 +171,47 @@ fn cms_incrby(args: &Args) -> Result<(), String> {
         options.max_successive_merges,
         options.write_buffer_bytes >> 20
     );
-    println!("{:<20} {:>12} {:>10}", "mode", "writes/s", "vs blind");
-    for (m, mode) in modes.iter().enumerate() {
+    let rates: Vec<f64> = (0..modes.len()).map(rate).collect();
+    let reads = format!("query latency over {queries} queries (us)");
+    print_comparison("writes/s", &modes, &rates, &reads, before, after);
+    Ok(())
+}
+
+/// Prints the side-by-side table of a write benchmark: each mode's rate, the two ratios
+/// with their targets, and read latency before and after a full compaction.
+pub(crate) fn print_comparison(
+    unit: &str,
+    modes: &[Mode],
+    rates: &[f64],
+    reads: &str,
+    before: (f64, f64),
+    after: (f64, f64),
+) {
+    println!("{:<20} {:>12} {:>10}", "mode", unit, "vs blind");
+    for (mode, rate) in modes.iter().zip(rates) {
         println!(
             "{:<20} {:>12.0} {:>9.2}x",
             mode.name(),
-            rate(m),
-            rate(m) / rate(0)
+            rate,
+            rate / rates[0]
         );
     }
     println!(
         "blind / read-modify-write = {:.2} (target >= 5)",
-        rate(0) / rate(1)
+        rates[0] / rates[1]
     );
     println!(
         "blind / raw puts          = {:.2} (target >= 0.7)",
-        rate(0) / rate(2)
+        rates[0] / rates[2]
     );
-    println!("query latency over {queries} queries (us):   p50      p99");
-    println!(
-        "  before compaction              {:>8.1} {:>8.1}",
-        before.0, before.1
-    );
-    println!(
-        "  after compaction               {:>8.1} {:>8.1}",
-        after.0, after.1
-    );
+    println!("{reads}:   p50      p99");
+    println!("  before compaction  {:>8.1} {:>8.1}", before.0, before.1);
+    println!("  after compaction   {:>8.1} {:>8.1}", after.0, after.1);
     println!(
         "before / after: p50 {:.2}, p99 {:.2} (target <= 3)",
         before.0 / after.0,
         before.1 / after.1
     );
-    Ok(())
 }
 
 /// Runs `write(mode, seq, item)` for every item in every mode and returns each mode's

@@ -1,7 +1,7 @@
 //! `rocksketch bench bf-add` and `bf-exists`.
 
 use crate::args::Args;
-use crate::bench::{interleave, percentiles, store_options, Mode, Scratch};
+use crate::bench::{interleave, percentiles, print_comparison, store_options, Mode, Scratch};
 use rocksketch::{BloomFilter, Store, StoreOptions, PAGES_CF};
 use serde_json::json;
 use std::f64::consts::LN_2;
@@ -152,37 +152,9 @@ pub fn bf_add(args: &Args) -> Result<(), String> {
     println!(
         "bf-add: {n} adds of one distinct item each into a filter of error {error}, capacity {n}"
     );
-    println!("{:<20} {:>12} {:>10}", "mode", "adds/s", "vs blind");
-    for (m, mode) in modes.iter().enumerate() {
-        println!(
-            "{:<20} {:>12.0} {:>9.2}x",
-            mode.name(),
-            rate(m),
-            rate(m) / rate(0)
-        );
-    }
-    println!(
-        "blind / read-modify-write = {:.2} (target >= 5)",
-        rate(0) / rate(1)
-    );
-    println!(
-        "blind / raw puts          = {:.2} (target >= 0.7)",
-        rate(0) / rate(2)
-    );
-    println!("exists latency over {queries} probes, half present (us):   p50      p99");
-    println!(
-        "  before compaction                               {:>8.1} {:>8.1}",
-        before.0, before.1
-    );
-    println!(
-        "  after compaction                                {:>8.1} {:>8.1}",
-        after.0, after.1
-    );
-    println!(
-        "before / after: p50 {:.2}, p99 {:.2} (target <= 3)",
-        before.0 / after.0,
-        before.1 / after.1
-    );
+    let rates: Vec<f64> = (0..modes.len()).map(rate).collect();
+    let reads = format!("exists latency over {queries} probes, half present (us)");
+    print_comparison("adds/s", &modes, &rates, &reads, before, after);
     println!("bits per item on disk after compaction: {bits_per_item:.2}; RedisBloom's sizing {sizing:.2}; ratio {:.3} (target <= 1.1)", bits_per_item / sizing);
     Ok(())
 }

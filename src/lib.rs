@@ -40,6 +40,7 @@ pub mod keys;
 mod locks;
 pub mod meta;
 mod operator;
+pub mod resp;
 mod store;
 
 pub use bloom::{BloomFilter, BloomInfo};

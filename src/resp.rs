@@ -1,0 +1,280 @@
+//! The RESP wire format: encoding [`Reply`]s for RESP2 or RESP3, and an incremental
+//! parser for requests (multi-bulk arrays and inline commands) with size limits, so a
+//! hostile client can neither crash the host nor make it buffer without bound.
+
+use crate::command::Reply;
+use std::fmt;
+
+/// The protocol version a connection speaks (`HELLO 2` / `HELLO 3`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    Resp2,
+    Resp3,
+}
+
+/// Appends `reply` to `out` in the connection's protocol.
+pub fn encode(reply: &Reply, protocol: Protocol, out: &mut Vec<u8>) {
+    match reply {
+        Reply::Simple(s) => line(out, b'+', s.as_bytes()),
+        Reply::Error(e) => line(out, b'-', e.as_bytes()),
+        Reply::Int(i) => line(out, b':', i.to_string().as_bytes()),
+        Reply::Bulk(b) => {
+            line(out, b'$', b.len().to_string().as_bytes());
+            out.extend_from_slice(b);
+            out.extend_from_slice(b"\r\n");
+        }
+        Reply::Nil => match protocol {
+            Protocol::Resp2 => out.extend_from_slice(b"$-1\r\n"),
+            Protocol::Resp3 => out.extend_from_slice(b"_\r\n"),
+        },
+        Reply::Bool(b) => match protocol {
+            Protocol::Resp2 => line(out, b':', if *b { b"1" } else { b"0" }),
+            Protocol::Resp3 => line(out, b'#', if *b { b"t" } else { b"f" }),
+        },
+        Reply::Array(items) => {
+            line(out, b'*', items.len().to_string().as_bytes());
+            for item in items {
+                encode(item, protocol, out);
+            }
+        }
+        Reply::Map(pairs) => {
+            match protocol {
+                Protocol::Resp2 => line(out, b'*', (2 * pairs.len()).to_string().as_bytes()),
+                Protocol::Resp3 => line(out, b'%', pairs.len().to_string().as_bytes()),
+            }
+            for (k, v) in pairs {
+                encode(k, protocol, out);
+                encode(v, protocol, out);
+            }
+        }
+    }
+}
+
+fn line(out: &mut Vec<u8>, tag: u8, body: &[u8]) {
+    out.push(tag);
+    // A simple string or error must not break the line it is sent on.
+    out.extend(
+        body.iter()
+            .map(|b| if *b == b'\r' || *b == b'\n' { b' ' } else { *b }),
+    );
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Limits on what one request may hold (Redis's defaults).
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Largest bulk string (Redis's `proto-max-bulk-len`, 512 MiB).
+    pub max_bulk: usize,
+    /// Most arguments in one command.
+    pub max_args: usize,
+    /// Longest inline command or header line.
+    pub max_inline: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_bulk: 512 << 20,
+            max_args: 1 << 20,
+            max_inline: 64 << 10,
+        }
+    }
+}
+
+/// A request that breaks the protocol; the host answers it and closes the connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProtocolError(pub String);
+
+impl fmt::Display for ProtocolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ERR Protocol error: {}", self.0)
+    }
+}
+
+/// A parsed request and the bytes it took; `None` while more bytes are needed.
+pub type Parsed = Result<Option<(Vec<Vec<u8>>, usize)>, ProtocolError>;
+
+/// Parses one request from the start of `buf`: `Ok(None)` if more bytes are needed,
+/// else the arguments and how many bytes they took. An empty inline line yields an
+/// empty argument list, which the caller skips.
+pub fn parse(buf: &[u8], limits: &Limits) -> Parsed {
+    match buf.first() {
+        None => Ok(None),
+        Some(b'*') => parse_multibulk(buf, limits),
+        Some(_) => parse_inline(buf, limits),
+    }
+}
+
+/// Finds the line starting at `at`; `Ok(None)` if it is not complete yet.
+fn read_line<'a>(
+    buf: &'a [u8],
+    at: usize,
+    limits: &Limits,
+) -> Result<Option<(&'a [u8], usize)>, ProtocolError> {
+    let rest = buf.get(at..).unwrap_or_default();
+    match rest.windows(2).position(|w| w == b"\r\n") {
+        Some(end) => Ok(Some((&rest[..end], at + end + 2))),
+        None if rest.len() > limits.max_inline => {
+            Err(ProtocolError("too big inline request".to_owned()))
+        }
+        None => Ok(None),
+    }
+}
+
+fn parse_count(text: &[u8], what: &str) -> Result<i64, ProtocolError> {
+    std::str::from_utf8(text)
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .ok_or_else(|| ProtocolError(format!("invalid {what} length")))
+}
+
+fn parse_multibulk(buf: &[u8], limits: &Limits) -> Parsed {
+    let Some((header, mut at)) = read_line(buf, 0, limits)? else {
+        return Ok(None);
+    };
+    let count = parse_count(&header[1..], "multibulk")?;
+    if count > limits.max_args as i64 {
+        return Err(ProtocolError("invalid multibulk length".to_owned()));
+    }
+    let count = count.max(0) as usize;
+    let mut args = Vec::with_capacity(count.min(1024));
+    for _ in 0..count {
+        let Some((head, body)) = read_line(buf, at, limits)? else {
+            return Ok(None);
+        };
+        if head.first() != Some(&b'$') {
+            return Err(ProtocolError(format!(
+                "expected '$', got '{}'",
+                head.first().map_or(' ', |b| *b as char)
+            )));
+        }
+        let len = parse_count(&head[1..], "bulk")?;
+        if len < 0 || len as usize > limits.max_bulk {
+            return Err(ProtocolError("invalid bulk length".to_owned()));
+        }
+        let end = body + len as usize;
+        match buf.get(end..end + 2) {
+            None => return Ok(None),
+            Some(b"\r\n") => {}
+            Some(_) => return Err(ProtocolError("bulk string not followed by CRLF".to_owned())),
+        }
+        args.push(buf[body..end].to_vec());
+        at = end + 2;
+    }
+    Ok(Some((args, at)))
+}
+
+fn parse_inline(buf: &[u8], limits: &Limits) -> Parsed {
+    // Inline commands end at LF; a CR before it is dropped (telnet and nc send either).
+    let Some(end) = buf.iter().position(|b| *b == b'\n') else {
+        if buf.len() > limits.max_inline {
+            return Err(ProtocolError("too big inline request".to_owned()));
+        }
+        return Ok(None);
+    };
+    let text = buf[..end].strip_suffix(b"\r").unwrap_or(&buf[..end]);
+    let args: Vec<Vec<u8>> = text
+        .split(|b| *b == b' ' || *b == b'\t')
+        .filter(|w| !w.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect();
+    if args.len() > limits.max_args {
+        return Err(ProtocolError("invalid multibulk length".to_owned()));
+    }
+    Ok(Some((args, end + 1)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn enc(reply: &Reply, p: Protocol) -> String {
+        let mut out = Vec::new();
+        encode(reply, p, &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn replies_in_both_protocols() {
+        let info = Reply::Map(vec![(Reply::Simple("width".into()), Reply::Int(5))]);
+        assert_eq!(enc(&info, Protocol::Resp2), "*2\r\n+width\r\n:5\r\n");
+        assert_eq!(enc(&info, Protocol::Resp3), "%1\r\n+width\r\n:5\r\n");
+        assert_eq!(enc(&Reply::Bool(true), Protocol::Resp2), ":1\r\n");
+        assert_eq!(enc(&Reply::Bool(false), Protocol::Resp3), "#f\r\n");
+        assert_eq!(enc(&Reply::Nil, Protocol::Resp2), "$-1\r\n");
+        assert_eq!(enc(&Reply::Nil, Protocol::Resp3), "_\r\n");
+        assert_eq!(
+            enc(&Reply::Bulk(b"a\r\nb".to_vec()), Protocol::Resp2),
+            "$4\r\na\r\nb\r\n"
+        );
+        assert_eq!(
+            enc(
+                &Reply::Array(vec![Reply::Int(-1), Reply::Error("ERR x\r\ny".into())]),
+                Protocol::Resp3
+            ),
+            "*2\r\n:-1\r\n-ERR x  y\r\n"
+        );
+    }
+
+    #[test]
+    fn pipelined_and_partial_requests() {
+        let limits = Limits::default();
+        let wire = b"*2\r\n$4\r\nPING\r\n$2\r\nhi\r\nECHO  a b\r\n";
+        let (first, used) = parse(wire, &limits).unwrap().unwrap();
+        assert_eq!(first, vec![b"PING".to_vec(), b"hi".to_vec()]);
+        let (second, used2) = parse(&wire[used..], &limits).unwrap().unwrap();
+        assert_eq!(second, vec![b"ECHO".to_vec(), b"a".to_vec(), b"b".to_vec()]);
+        assert_eq!(used + used2, wire.len());
+        // Every cut of a complete request asks for more bytes, never errs.
+        for cut in 0..used {
+            assert_eq!(parse(&wire[..cut], &limits), Ok(None), "cut at {cut}");
+        }
+        // Bulk strings may hold CRLF and any byte.
+        let binary = b"*1\r\n$4\r\n\r\n\0\xff\r\n";
+        assert_eq!(
+            parse(binary, &limits).unwrap().unwrap().0,
+            vec![b"\r\n\0\xff".to_vec()]
+        );
+    }
+
+    quickcheck::quickcheck! {
+        /// Any bytes parse to a request, a need for more, or an error: never a panic,
+        /// and a parsed request never claims more bytes than it was given.
+        fn arbitrary_bytes_never_panic(bytes: Vec<u8>, star: bool) -> bool {
+            let mut wire = bytes;
+            if star {
+                wire.insert(0, b'*');
+            }
+            match parse(&wire, &Limits { max_bulk: 64, max_args: 8, max_inline: 64 }) {
+                Ok(Some((_, used))) => used <= wire.len(),
+                Ok(None) | Err(_) => true,
+            }
+        }
+    }
+
+    #[test]
+    fn malformed_and_oversized_requests_are_errors() {
+        let limits = Limits {
+            max_bulk: 16,
+            max_args: 4,
+            max_inline: 32,
+        };
+        for bad in [
+            &b"*x\r\n"[..],
+            b"*1\r\n:5\r\n",
+            b"*1\r\n$-3\r\n",
+            b"*1\r\n$17\r\n",
+            b"*5\r\n",
+            b"*1\r\n$2\r\nabXY",
+        ] {
+            assert!(
+                parse(bad, &limits).is_err(),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+        assert!(parse(&[b'a'; 40], &limits).is_err());
+        assert!(parse(b"a b c d e\n", &limits).is_err());
+        assert_eq!(parse(b"\r\n", &limits), Ok(Some((vec![], 2))));
+    }
+}

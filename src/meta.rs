@@ -11,6 +11,7 @@
 //!   filters u32 LE | page_bits u32 LE
 //! ```
 
+use rocksketch_merge::bytes::{le_u32, le_u64};
 use rocksketch_merge::Error as CodecError;
 
 const TYPE_OFFSET: usize = 0;
@@ -233,14 +234,6 @@ impl Meta {
             params,
         })
     }
-}
-
-fn le_u32(bytes: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or_default())
-}
-
-fn le_u64(bytes: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or_default())
 }
 
 #[cfg(test)]

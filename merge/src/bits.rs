@@ -11,7 +11,7 @@
 //! gives the same page. `page_bits` is a positive multiple of 8; a delta for a page of
 //! another size, or naming a bit outside the page, is skipped by the full merge.
 
-use crate::counter::le_u32;
+use crate::bytes::le_u32;
 use crate::error::{Error, Result};
 use crate::header::{self, Kind};
 

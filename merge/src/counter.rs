@@ -15,6 +15,7 @@
 //! A delta names the length of the page it was written for; a full merge skips a delta
 //! whose length differs from the page's, or whose indices fall outside it.
 
+use crate::bytes::le_u32;
 use crate::error::{Error, Result};
 use crate::header::{self, Kind};
 
@@ -357,15 +358,6 @@ fn read_u32s(bytes: &[u8]) -> Result<Vec<u32>> {
         return Err(Error::Invalid("length is not a whole number of u32 cells"));
     }
     Ok(bytes.chunks_exact(4).map(|c| le_u32(c, 0)).collect())
-}
-
-/// Reads a little-endian u32 at `at`; callers have checked the length (zero if not).
-pub(crate) fn le_u32(bytes: &[u8], at: usize) -> u32 {
-    let mut raw = [0; 4];
-    if let Some(src) = bytes.get(at..at + 4) {
-        raw.copy_from_slice(src);
-    }
-    u32::from_le_bytes(raw)
 }
 
 #[cfg(test)]

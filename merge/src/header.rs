@@ -8,6 +8,7 @@
 //! One merge operator serves every structure, so the kind tag tells it what it holds;
 //! the version byte lets a later format be added while the old one stays readable.
 
+use crate::bytes::le_u32;
 use crate::error::{Error, Result};
 
 const KIND_OFFSET: usize = 0;
@@ -91,8 +92,8 @@ pub fn decode(bytes: &[u8]) -> Result<Framed<'_>> {
     if read_u16(header, RESERVED_OFFSET) != 0 {
         return Err(Error::Invalid("reserved header bits are set"));
     }
-    let payload_len = read_u32(header, LEN_OFFSET) as usize;
-    let expected_crc = read_u32(header, CRC_OFFSET);
+    let payload_len = le_u32(header, LEN_OFFSET) as usize;
+    let expected_crc = le_u32(header, CRC_OFFSET);
     let need = HEADER_LEN.saturating_add(payload_len);
     if bytes.len() < need {
         return Err(Error::Truncated {
@@ -151,14 +152,6 @@ fn read_u16(bytes: &[u8], at: usize) -> u16 {
         raw.copy_from_slice(src);
     }
     u16::from_le_bytes(raw)
-}
-
-fn read_u32(bytes: &[u8], at: usize) -> u32 {
-    let mut raw = [0; 4];
-    if let Some(src) = bytes.get(at..at + 4) {
-        raw.copy_from_slice(src);
-    }
-    u32::from_le_bytes(raw)
 }
 
 #[cfg(test)]

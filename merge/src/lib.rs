@@ -11,6 +11,7 @@
 )]
 
 pub mod bits;
+pub mod bytes;
 pub mod counter;
 pub mod error;
 pub mod hash;

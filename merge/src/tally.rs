@@ -9,7 +9,7 @@
 //! Wrapping addition is associative and commutative, so any grouping of deltas gives the
 //! same slots. A delta longer than the page extends it with zero slots.
 
-use crate::counter::le_u32;
+use crate::bytes::le_u64;
 use crate::error::{Error, Result};
 use crate::header::{self, Kind};
 
@@ -90,7 +90,7 @@ fn decode(bytes: &[u8], kind: Kind) -> Result<Tally> {
     let slots = framed
         .payload
         .chunks_exact(8)
-        .map(|c| u64::from(le_u32(c, 0)) | u64::from(le_u32(c, 4)) << 32)
+        .map(|c| le_u64(c, 0))
         .collect();
     Ok(Tally { slots })
 }

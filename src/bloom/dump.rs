@@ -17,6 +17,7 @@ use crate::keys::{self, TALLY_SUB};
 use crate::meta::{BloomParams, KeyType, Meta, Params};
 use rocksdb::{ReadOptions, WriteBatch};
 use rocksketch_merge::bits::{BitDelta, BitPage};
+use rocksketch_merge::bytes::{le_u32, le_u64};
 use rocksketch_merge::tally::Tally;
 
 const MAGIC: &[u8; 4] = b"RKBF";
@@ -44,20 +45,10 @@ fn unframe(chunk: &[u8]) -> Result<(u8, &[u8])> {
     if &head[..4] != MAGIC || head[4] != VERSION_1 || head[6..8] != [0, 0] {
         return Err(bad());
     }
-    if u32::from_le_bytes([head[8], head[9], head[10], head[11]]) != crc32fast::hash(payload) {
+    if le_u32(head, 8) != crc32fast::hash(payload) {
         return Err(bad());
     }
     Ok((head[5], payload))
-}
-
-fn le64(b: &[u8], at: usize) -> u64 {
-    b.get(at..at + 8)
-        .map_or(0, |s| u64::from_le_bytes(s.try_into().unwrap_or_default()))
-}
-
-fn le32(b: &[u8], at: usize) -> u32 {
-    b.get(at..at + 4)
-        .map_or(0, |s| u32::from_le_bytes(s.try_into().unwrap_or_default()))
 }
 
 impl BloomFilter {
@@ -128,7 +119,7 @@ impl BloomFilter {
             return Err(bad());
         }
         let counts: Vec<u64> = (0..params.filters as usize)
-            .map(|i| le64(payload, HEADER_FIXED + 8 * i))
+            .map(|i| le_u64(payload, HEADER_FIXED + 8 * i))
             .collect();
         let _guard = self.store.lock(self.ns, &self.key);
         if self.store.meta_locked(self.ns, &self.key)?.is_some() {
@@ -156,7 +147,7 @@ impl BloomFilter {
             return Err(Error::WrongType);
         }
         let params = bloom_params(&meta)?;
-        let (sub, page) = (le32(payload, 0), le32(payload, 4));
+        let (sub, page) = (le_u32(payload, 0), le_u32(payload, 4));
         let bitmap = payload.get(8..).ok_or_else(bad)?;
         if sub >= params.filters {
             return Err(bad());

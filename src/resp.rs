@@ -98,10 +98,89 @@ pub type Parsed = Result<Option<(Vec<Vec<u8>>, usize)>, ProtocolError>;
 /// else the arguments and how many bytes they took. An empty inline line yields an
 /// empty argument list, which the caller skips.
 pub fn parse(buf: &[u8], limits: &Limits) -> Parsed {
-    match buf.first() {
-        None => Ok(None),
-        Some(b'*') => parse_multibulk(buf, limits),
-        Some(_) => parse_inline(buf, limits),
+    RequestParser::new(*limits).next(buf)
+}
+
+/// An incremental request parser for one connection. While a multi-bulk request is
+/// incomplete it keeps the arguments already read, so a request that arrives in many
+/// pieces costs time in proportion to its size, not to its size times its pieces.
+///
+/// Call [`RequestParser::next`] with the unconsumed bytes each time more arrive; the
+/// bytes must start where the previous call's request started, until a request is
+/// returned (then the caller drops the bytes it took).
+#[derive(Debug)]
+pub struct RequestParser {
+    limits: Limits,
+    partial: Option<Partial>,
+}
+
+/// A multi-bulk request read up to `at` (an offset from the request's first byte).
+#[derive(Debug)]
+struct Partial {
+    count: usize,
+    args: Vec<Vec<u8>>,
+    at: usize,
+}
+
+impl RequestParser {
+    pub fn new(limits: Limits) -> RequestParser {
+        RequestParser {
+            limits,
+            partial: None,
+        }
+    }
+
+    /// Replaces the limits, for the requests after the one in progress.
+    pub fn set_limits(&mut self, limits: Limits) {
+        self.limits = limits;
+    }
+
+    /// The next request at the start of `buf` (see [`parse`]).
+    pub fn next(&mut self, buf: &[u8]) -> Parsed {
+        let result = match (buf.first(), self.partial.take()) {
+            (None, _) => Ok(None),
+            (Some(b'*'), partial) => self.multibulk(buf, partial),
+            (Some(_), _) => parse_inline(buf, &self.limits),
+        };
+        if result.is_err() {
+            self.partial = None;
+        }
+        result
+    }
+
+    fn multibulk(&mut self, buf: &[u8], partial: Option<Partial>) -> Parsed {
+        let limits = self.limits;
+        let mut partial = match partial {
+            Some(partial) => partial,
+            None => {
+                let Some((header, at)) = read_line(buf, 0, &limits)? else {
+                    return Ok(None);
+                };
+                let count = parse_count(&header[1..], "multibulk")?;
+                if count > limits.max_args as i64 {
+                    return Err(ProtocolError("invalid multibulk length".to_owned()));
+                }
+                let count = count.max(0) as usize;
+                Partial {
+                    count,
+                    args: Vec::with_capacity(count.min(1024)),
+                    at,
+                }
+            }
+        };
+        while partial.args.len() < partial.count {
+            match read_bulk(buf, partial.at, &limits)? {
+                Some((arg, next)) => {
+                    partial.args.push(arg);
+                    partial.at = next;
+                }
+                None => {
+                    self.partial = Some(partial);
+                    return Ok(None);
+                }
+            }
+        }
+        Ok(Some((partial.args, partial.at)))
     }
 }
 
@@ -128,40 +207,31 @@ fn parse_count(text: &[u8], what: &str) -> Result<i64, ProtocolError> {
         .ok_or_else(|| ProtocolError(format!("invalid {what} length")))
 }
 
-fn parse_multibulk(buf: &[u8], limits: &Limits) -> Parsed {
-    let Some((header, mut at)) = read_line(buf, 0, limits)? else {
+/// One `$len\r\nbytes\r\n` argument at `at`, and where the next one starts.
+fn read_bulk(
+    buf: &[u8],
+    at: usize,
+    limits: &Limits,
+) -> Result<Option<(Vec<u8>, usize)>, ProtocolError> {
+    let Some((head, body)) = read_line(buf, at, limits)? else {
         return Ok(None);
     };
-    let count = parse_count(&header[1..], "multibulk")?;
-    if count > limits.max_args as i64 {
-        return Err(ProtocolError("invalid multibulk length".to_owned()));
+    if head.first() != Some(&b'$') {
+        return Err(ProtocolError(format!(
+            "expected '$', got '{}'",
+            head.first().map_or(' ', |b| *b as char)
+        )));
     }
-    let count = count.max(0) as usize;
-    let mut args = Vec::with_capacity(count.min(1024));
-    for _ in 0..count {
-        let Some((head, body)) = read_line(buf, at, limits)? else {
-            return Ok(None);
-        };
-        if head.first() != Some(&b'$') {
-            return Err(ProtocolError(format!(
-                "expected '$', got '{}'",
-                head.first().map_or(' ', |b| *b as char)
-            )));
-        }
-        let len = parse_count(&head[1..], "bulk")?;
-        if len < 0 || len as usize > limits.max_bulk {
-            return Err(ProtocolError("invalid bulk length".to_owned()));
-        }
-        let end = body + len as usize;
-        match buf.get(end..end + 2) {
-            None => return Ok(None),
-            Some(b"\r\n") => {}
-            Some(_) => return Err(ProtocolError("bulk string not followed by CRLF".to_owned())),
-        }
-        args.push(buf[body..end].to_vec());
-        at = end + 2;
+    let len = parse_count(&head[1..], "bulk")?;
+    if len < 0 || len as usize > limits.max_bulk {
+        return Err(ProtocolError("invalid bulk length".to_owned()));
     }
-    Ok(Some((args, at)))
+    let end = body + len as usize;
+    match buf.get(end..end + 2) {
+        None => Ok(None),
+        Some(b"\r\n") => Ok(Some((buf[body..end].to_vec(), end + 2))),
+        Some(_) => Err(ProtocolError("bulk string not followed by CRLF".to_owned())),
+    }
 }
 
 fn parse_inline(buf: &[u8], limits: &Limits) -> Parsed {
@@ -249,6 +319,42 @@ mod tests {
                 Ok(Some((_, used))) => used <= wire.len(),
                 Ok(None) | Err(_) => true,
             }
+        }
+    }
+
+    /// Encodes `requests` as multi-bulk arrays, one after another.
+    fn wire_of(requests: &[Vec<Vec<u8>>]) -> Vec<u8> {
+        let mut wire = Vec::new();
+        for args in requests {
+            wire.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
+            for arg in args {
+                wire.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
+                wire.extend_from_slice(arg);
+                wire.extend_from_slice(b"\r\n");
+            }
+        }
+        wire
+    }
+
+    quickcheck::quickcheck! {
+        /// Requests fed in arbitrary pieces to one parser come out exactly as sent.
+        fn pieces_parse_like_the_whole(requests: Vec<Vec<Vec<u8>>>, cuts: Vec<u8>) -> bool {
+            let requests: Vec<Vec<Vec<u8>>> =
+                requests.into_iter().filter(|r| !r.is_empty()).collect();
+            let wire = wire_of(&requests);
+            let mut parser = RequestParser::new(Limits::default());
+            let (mut buf, mut got, mut fed) = (Vec::new(), Vec::new(), 0);
+            let mut cuts = cuts.into_iter().map(|c| 1 + usize::from(c) % 7).cycle();
+            while fed < wire.len() {
+                let take = cuts.next().unwrap_or(wire.len()).min(wire.len() - fed);
+                buf.extend_from_slice(&wire[fed..fed + take]);
+                fed += take;
+                while let Some((args, used)) = parser.next(&buf).unwrap() {
+                    got.push(args);
+                    buf.drain(..used);
+                }
+            }
+            buf.is_empty() && got == requests
         }
     }
 

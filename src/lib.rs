@@ -41,6 +41,7 @@ mod locks;
 pub mod meta;
 mod operator;
 pub mod resp;
+pub mod server;
 mod store;
 
 pub use bloom::{BloomFilter, BloomInfo};

@@ -238,6 +238,25 @@ impl Store {
         Ok(())
     }
 
+    /// Makes every acknowledged write durable in the table files: syncs the write-ahead
+    /// log and flushes both column families' memtables. For a clean shutdown.
+    pub fn flush(&self) -> Result<()> {
+        self.inner.db.flush_wal(true)?;
+        for cf in [self.meta_cf()?, self.pages_cf()?] {
+            self.inner.db.flush_cf(cf)?;
+        }
+        Ok(())
+    }
+
+    /// A RocksDB integer property of the pages column family (see
+    /// `rocksdb::properties`), summed over its levels where RocksDB does so.
+    pub fn pages_property(&self, name: &str) -> Result<Option<u64>> {
+        Ok(self
+            .inner
+            .db
+            .property_int_value_cf(self.pages_cf()?, name)?)
+    }
+
     /// Operands that merges in this process skipped as undecodable (see
     /// [`rocksketch_merge::full_merge`]); non-zero means some stored bytes are corrupt.
     pub fn skipped_operands(&self) -> u64 {
@@ -491,6 +510,23 @@ impl Namespace {
     /// Every live key of the namespace, in key order.
     pub fn keys(&self) -> Result<Vec<(Vec<u8>, KeyType)>> {
         self.scan(None, usize::MAX)
+    }
+
+    /// Deletes every key of the namespace (Redis's `FLUSHDB`), a page of keys at a time;
+    /// returns how many were deleted. Keys written while it runs may survive it.
+    pub fn flush(&self) -> Result<u64> {
+        let mut deleted = 0;
+        let mut after: Option<Vec<u8>> = None;
+        loop {
+            let page = self.scan(after.as_deref(), 1024)?;
+            let Some((last, _)) = page.last() else {
+                return Ok(deleted);
+            };
+            after = Some(last.clone());
+            for (key, _) in &page {
+                deleted += u64::from(self.delete(key)?);
+            }
+        }
     }
 }
 

@@ -69,14 +69,23 @@ pub fn execute(ns: &Namespace, args: &[Vec<u8>]) -> Reply {
     }
 }
 
+/// Redis's reply to an unknown command: the name and the first arguments, each quoted
+/// and followed by a space, cut at about 128 characters.
 fn unknown_command(args: &[Vec<u8>]) -> Reply {
-    let name = String::from_utf8_lossy(&args[0]);
-    let rest: Vec<String> = args[1..]
-        .iter()
-        .map(|a| format!("'{}'", String::from_utf8_lossy(a)))
+    let name: String = String::from_utf8_lossy(&args[0])
+        .chars()
+        .take(128)
         .collect();
+    let mut rest = String::new();
+    for arg in &args[1..] {
+        if rest.len() >= 128 {
+            break;
+        }
+        let room = 128 - rest.len();
+        let arg: String = String::from_utf8_lossy(arg).chars().take(room).collect();
+        rest.push_str(&format!("'{arg}' "));
+    }
     Reply::Error(format!(
-        "ERR unknown command '{name}', with args beginning with: {}",
-        rest.join(" ")
+        "ERR unknown command '{name}', with args beginning with: {rest}"
     ))
 }

@@ -1,6 +1,7 @@
 //! `rocksketch`: the command-line front end.
 //!
 //! ```text
+//! rocksketch serve [--dir DIR] [--bind ADDR] [--port N] [--requirepass SECRET]
 //! rocksketch demo  [--dir DIR] [--n N]                 ingest a stream, print estimates
 //! rocksketch bench cms-incrby [--n N] [--queries Q] [--dir DIR] [--json]
 //! ```
@@ -9,10 +10,17 @@ mod args;
 mod bench;
 mod bench_bloom;
 mod demo;
+mod serve;
 
 use std::process::ExitCode;
 
 const USAGE: &str = "usage:
+  rocksketch serve [--dir DIR] [--bind ADDR] [--port N] [--requirepass SECRET]
+                   [--maxclients N] [--proto-max-bulk-len B] [--max-args N]
+                   [--client-query-buffer-limit B] [--databases N] [--sync]
+      serve the CMS.* and BF.* commands over RESP2/RESP3 from DIR
+      (default ./rocksketch-data) on 127.0.0.1:6379; --port 0 picks a free port;
+      --sync makes every write durable before it is acknowledged
   rocksketch demo [--dir DIR] [--n N]
       ingest a Zipf stream into a count-min sketch in DIR (default ./rocksketch-data)
       and print estimates next to exact counts and the error bound
@@ -30,6 +38,7 @@ const USAGE: &str = "usage:
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let result = match argv.first().map(String::as_str) {
+        Some("serve") => serve::run(&argv[1..]),
         Some("demo") => demo::run(&argv[1..]),
         Some("bench") => bench::run(&argv[1..]),
         Some("-h" | "--help" | "help") => {

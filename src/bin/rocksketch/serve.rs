@@ -1,0 +1,51 @@
+//! `rocksketch serve`: the RESP host over a store in a local directory.
+
+use crate::args::Args;
+use rocksketch::resp::Limits;
+use rocksketch::server::{Server, ServerConfig};
+use rocksketch::{Store, StoreOptions};
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+use std::io::Write;
+
+pub fn run(argv: &[String]) -> Result<(), String> {
+    let args = Args::parse(argv, &["sync"])?;
+    let defaults = ServerConfig::default();
+    let limits = Limits {
+        max_bulk: args.get("proto-max-bulk-len", defaults.limits.max_bulk)?,
+        max_args: args.get("max-args", defaults.limits.max_args)?,
+        max_inline: defaults.limits.max_inline,
+    };
+    let config = ServerConfig {
+        bind: args.get("bind", defaults.bind.clone())?,
+        port: args.get("port", defaults.port)?,
+        requirepass: args.string("requirepass").map(str::to_owned),
+        max_clients: args.get("maxclients", defaults.max_clients)?,
+        limits,
+        max_query_buffer: args.get("client-query-buffer-limit", defaults.max_query_buffer)?,
+        databases: args.get("databases", defaults.databases)?,
+    };
+    let dir = args.get("dir", "./rocksketch-data".to_owned())?;
+    let options = StoreOptions {
+        sync_writes: args.switch("sync"),
+        ..StoreOptions::default()
+    };
+    let store = Store::open(&dir, options).map_err(|e| format!("opening {dir}: {e}"))?;
+    let server = Server::bind(store, config).map_err(|e| format!("cannot listen: {e}"))?;
+    let handle = server.handle();
+    let mut signals = Signals::new([SIGINT, SIGTERM]).map_err(|e| e.to_string())?;
+    std::thread::spawn(move || {
+        if signals.forever().next().is_some() {
+            handle.shutdown();
+        }
+    });
+    // Tests and scripts read this line to learn the port when they asked for port 0.
+    println!(
+        "rocksketch: listening on {} (data in {dir})",
+        server.local_addr()
+    );
+    let _ = std::io::stdout().flush();
+    server.run().map_err(|e| format!("shutting down: {e}"))?;
+    println!("rocksketch: stopped; every acknowledged write is on disk");
+    Ok(())
+}

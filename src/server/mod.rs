@@ -1,0 +1,308 @@
+//! `rocksketch serve`: a RESP2/RESP3 host for the RedisBloom command set over a [`Store`].
+//!
+//! One thread per connection, blocking I/O. Blind writes never take a lock another
+//! client waits on, so clients run in parallel; RocksDB's write group commits their
+//! batches together.
+//!
+//! ```no_run
+//! # fn main() -> std::io::Result<()> {
+//! use rocksketch::server::{Server, ServerConfig};
+//! use rocksketch::{Store, StoreOptions};
+//!
+//! let store = Store::open("./rocksketch-data", StoreOptions::default()).unwrap();
+//! let server = Server::bind(store, ServerConfig::default())?;
+//! println!("listening on {}", server.local_addr());
+//! let handle = server.handle(); // handle.shutdown() from anywhere stops it
+//! server.run(); // returns after SHUTDOWN or handle.shutdown()
+//! # drop(handle);
+//! # Ok(()) }
+//! ```
+
+mod commands;
+mod conn;
+pub mod glob;
+
+use crate::resp::Limits;
+use crate::store::Store;
+use parking_lot::Mutex;
+use std::collections::{HashMap, VecDeque};
+use std::io::{self, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+/// How the host listens and what it allows.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// The address to bind (loopback by default).
+    pub bind: String,
+    /// The port; 0 picks a free one (see [`Server::local_addr`]).
+    pub port: u16,
+    /// With a password, every command but `AUTH`, `HELLO ... AUTH` and `QUIT` answers
+    /// `NOAUTH` until the client authenticates.
+    pub requirepass: Option<String>,
+    /// Most clients connected at once (Redis's `maxclients`).
+    pub max_clients: usize,
+    /// Limits on one request from an authenticated client.
+    pub limits: Limits,
+    /// Largest unprocessed input one client may hold (Redis's
+    /// `client-query-buffer-limit`).
+    pub max_query_buffer: usize,
+    /// Numbered databases for `SELECT`; each maps to a namespace of the store.
+    pub databases: u16,
+}
+
+impl Default for ServerConfig {
+    fn default() -> ServerConfig {
+        ServerConfig {
+            bind: "127.0.0.1".to_owned(),
+            port: 6379,
+            requirepass: None,
+            max_clients: 10_000,
+            limits: Limits::default(),
+            max_query_buffer: 1 << 30,
+            databases: 16,
+        }
+    }
+}
+
+/// What a client that has not authenticated may send (Redis 7 keeps them small too).
+const UNAUTHENTICATED_LIMITS: Limits = Limits {
+    max_bulk: 16 << 10,
+    max_args: 10,
+    max_inline: 16 << 10,
+};
+
+/// A bound server, ready to [`Server::run`].
+pub struct Server {
+    listener: TcpListener,
+    shared: Arc<Shared>,
+}
+
+/// Stops a running server from another thread (or a signal handler thread).
+#[derive(Clone)]
+pub struct ShutdownHandle {
+    shared: Arc<Shared>,
+}
+
+impl ShutdownHandle {
+    /// Asks the server to stop: it stops accepting, closes every connection after the
+    /// command it is running, flushes the store and returns from [`Server::run`].
+    pub fn shutdown(&self) {
+        self.shared.begin_shutdown();
+    }
+}
+
+/// What connections share.
+pub(crate) struct Shared {
+    store: Store,
+    config: ServerConfig,
+    addr: SocketAddr,
+    shutting_down: AtomicBool,
+    clients: Mutex<HashMap<u64, ClientEntry>>,
+    next_client_id: AtomicU64,
+    started: Instant,
+    stats: Stats,
+    cursors: Mutex<Cursors>,
+}
+
+#[derive(Default)]
+pub(crate) struct Stats {
+    commands: AtomicU64,
+    connections: AtomicU64,
+    rejected: AtomicU64,
+}
+
+/// What `CLIENT LIST` shows of a connection, and the socket to close at shutdown.
+pub(crate) struct ClientEntry {
+    stream: TcpStream,
+    info: ClientInfo,
+}
+
+#[derive(Clone, Default)]
+pub(crate) struct ClientInfo {
+    addr: String,
+    laddr: String,
+    name: String,
+    lib_name: String,
+    lib_ver: String,
+    db: u16,
+    resp: u8,
+    connected: Option<Instant>,
+}
+
+impl Shared {
+    fn begin_shutdown(&self) {
+        if self.shutting_down.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        // Wake the accept loop with a connection of our own.
+        let _ = TcpStream::connect(self.addr);
+    }
+
+    fn is_shutting_down(&self) -> bool {
+        self.shutting_down.load(Ordering::SeqCst)
+    }
+
+    fn update_client(&self, id: u64, update: impl FnOnce(&mut ClientInfo)) {
+        if let Some(entry) = self.clients.lock().get_mut(&id) {
+            update(&mut entry.info);
+        }
+    }
+}
+
+impl Server {
+    /// Binds the listening socket; serving starts with [`Server::run`].
+    pub fn bind(store: Store, config: ServerConfig) -> io::Result<Server> {
+        let listener = TcpListener::bind((config.bind.as_str(), config.port))?;
+        let addr = listener.local_addr()?;
+        Ok(Server {
+            listener,
+            shared: Arc::new(Shared {
+                store,
+                config,
+                addr,
+                shutting_down: AtomicBool::new(false),
+                clients: Mutex::new(HashMap::new()),
+                next_client_id: AtomicU64::new(1),
+                started: Instant::now(),
+                stats: Stats::default(),
+                cursors: Mutex::new(Cursors::default()),
+            }),
+        })
+    }
+
+    /// The address the server listens on (with the port picked, if 0 was asked for).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.shared.addr
+    }
+
+    /// A handle that stops the server.
+    pub fn handle(&self) -> ShutdownHandle {
+        ShutdownHandle {
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// Accepts and serves clients until shut down, then closes every connection, waits
+    /// for their threads and flushes the store, so nothing acknowledged is lost.
+    pub fn run(self) -> crate::Result<()> {
+        let mut threads: Vec<JoinHandle<()>> = Vec::new();
+        for stream in self.listener.incoming() {
+            if self.shared.is_shutting_down() {
+                break;
+            }
+            let Ok(stream) = stream else {
+                // A connection that failed before we took it (e.g. reset by the peer),
+                // or a shortage of descriptors: the listener itself carries on.
+                continue;
+            };
+            threads.retain(|t| !t.is_finished());
+            if let Some(thread) = self.admit(stream) {
+                threads.push(thread);
+            }
+        }
+        for entry in self.shared.clients.lock().values() {
+            let _ = entry.stream.shutdown(Shutdown::Both);
+        }
+        for thread in threads {
+            let _ = thread.join();
+        }
+        self.shared.store.flush()
+    }
+
+    /// Registers a new connection and starts its thread; refuses it past `max_clients`.
+    fn admit(&self, mut stream: TcpStream) -> Option<JoinHandle<()>> {
+        let shared = &self.shared;
+        shared.stats.connections.fetch_add(1, Ordering::Relaxed);
+        let _ = stream.set_nodelay(true);
+        let id = shared.next_client_id.fetch_add(1, Ordering::Relaxed);
+        let info = ClientInfo {
+            addr: stream
+                .peer_addr()
+                .map(|a| a.to_string())
+                .unwrap_or_default(),
+            laddr: stream
+                .local_addr()
+                .map(|a| a.to_string())
+                .unwrap_or_default(),
+            resp: 2,
+            connected: Some(Instant::now()),
+            ..ClientInfo::default()
+        };
+        {
+            let mut clients = shared.clients.lock();
+            let control = stream.try_clone().ok();
+            match control {
+                Some(control) if clients.len() < shared.config.max_clients => {
+                    clients.insert(
+                        id,
+                        ClientEntry {
+                            stream: control,
+                            info,
+                        },
+                    );
+                }
+                _ => {
+                    drop(clients);
+                    shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
+                    let _ = stream.write_all(b"-ERR max number of clients reached\r\n");
+                    return None;
+                }
+            }
+        }
+        let conn_shared = shared.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("client-{id}"))
+            .spawn(move || {
+                conn::Connection::new(conn_shared.clone(), id, stream).serve();
+                conn_shared.clients.lock().remove(&id);
+            });
+        match spawned {
+            Ok(thread) => Some(thread),
+            Err(_) => {
+                // No thread to serve it: refuse the client, keep serving the others.
+                if let Some(entry) = shared.clients.lock().remove(&id) {
+                    let _ = entry.stream.shutdown(Shutdown::Both);
+                }
+                None
+            }
+        }
+    }
+}
+
+/// `SCAN` cursors: Redis clients treat a cursor as an opaque integer, so each one names
+/// the last key a scan returned. The table is bounded; the oldest cursors go first.
+#[derive(Default)]
+pub(crate) struct Cursors {
+    next: u64,
+    positions: HashMap<u64, (u16, Vec<u8>)>,
+    order: VecDeque<u64>,
+}
+
+/// Cursors kept at once; a scan whose cursor was evicted gets `ERR invalid cursor`.
+const MAX_CURSORS: usize = 100_000;
+
+impl Cursors {
+    fn save(&mut self, ns: u16, last: Vec<u8>) -> u64 {
+        self.next += 1;
+        let id = self.next;
+        self.positions.insert(id, (ns, last));
+        self.order.push_back(id);
+        while self.order.len() > MAX_CURSORS {
+            if let Some(old) = self.order.pop_front() {
+                self.positions.remove(&old);
+            }
+        }
+        id
+    }
+
+    fn get(&self, ns: u16, id: u64) -> Option<Vec<u8>> {
+        match self.positions.get(&id) {
+            Some((cursor_ns, last)) if *cursor_ns == ns => Some(last.clone()),
+            _ => None,
+        }
+    }
+}

@@ -82,16 +82,33 @@ pub struct Server {
 }
 
 /// Stops a running server from another thread (or a signal handler thread).
+/// It does not keep the store open: once [`Server::run`] returns, the database is closed.
 #[derive(Clone)]
 pub struct ShutdownHandle {
-    shared: Arc<Shared>,
+    control: Arc<Control>,
 }
 
 impl ShutdownHandle {
     /// Asks the server to stop: it stops accepting, closes every connection after the
     /// command it is running, flushes the store and returns from [`Server::run`].
     pub fn shutdown(&self) {
-        self.shared.begin_shutdown();
+        self.control.begin_shutdown();
+    }
+}
+
+/// The shutdown flag, and the address to connect to to wake the accept loop.
+struct Control {
+    shutting_down: AtomicBool,
+    addr: SocketAddr,
+}
+
+impl Control {
+    fn begin_shutdown(&self) {
+        if self.shutting_down.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        // Wake the accept loop with a connection of our own.
+        let _ = TcpStream::connect(self.addr);
     }
 }
 
@@ -100,7 +117,7 @@ pub(crate) struct Shared {
     store: Store,
     config: ServerConfig,
     addr: SocketAddr,
-    shutting_down: AtomicBool,
+    control: Arc<Control>,
     clients: Mutex<HashMap<u64, ClientEntry>>,
     next_client_id: AtomicU64,
     started: Instant,
@@ -135,15 +152,11 @@ pub(crate) struct ClientInfo {
 
 impl Shared {
     fn begin_shutdown(&self) {
-        if self.shutting_down.swap(true, Ordering::SeqCst) {
-            return;
-        }
-        // Wake the accept loop with a connection of our own.
-        let _ = TcpStream::connect(self.addr);
+        self.control.begin_shutdown();
     }
 
     fn is_shutting_down(&self) -> bool {
-        self.shutting_down.load(Ordering::SeqCst)
+        self.control.shutting_down.load(Ordering::SeqCst)
     }
 
     fn update_client(&self, id: u64, update: impl FnOnce(&mut ClientInfo)) {
@@ -164,7 +177,10 @@ impl Server {
                 store,
                 config,
                 addr,
-                shutting_down: AtomicBool::new(false),
+                control: Arc::new(Control {
+                    shutting_down: AtomicBool::new(false),
+                    addr,
+                }),
                 clients: Mutex::new(HashMap::new()),
                 next_client_id: AtomicU64::new(1),
                 started: Instant::now(),
@@ -182,7 +198,7 @@ impl Server {
     /// A handle that stops the server.
     pub fn handle(&self) -> ShutdownHandle {
         ShutdownHandle {
-            shared: self.shared.clone(),
+            control: self.shared.control.clone(),
         }
     }
 

@@ -1,0 +1,160 @@
+//! A minimal RESP client for the host's tests: it sends raw bytes and reads typed
+//! replies, so tests see exactly what goes over the wire.
+#![allow(dead_code)]
+
+use rocksketch::server::{Server, ServerConfig, ShutdownHandle};
+use rocksketch::{Store, StoreOptions};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// A reply as the wire carried it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Simple(String),
+    Error(String),
+    Int(i64),
+    Bulk(Vec<u8>),
+    Nil,
+    Bool(bool),
+    Array(Vec<Value>),
+    Map(Vec<(Value, Value)>),
+}
+
+impl Value {
+    pub fn bulk(text: &str) -> Value {
+        Value::Bulk(text.as_bytes().to_vec())
+    }
+}
+
+/// A server on a free loopback port over a store in `dir`, run on its own thread.
+pub struct TestServer {
+    pub addr: SocketAddr,
+    handle: ShutdownHandle,
+    thread: Option<JoinHandle<rocksketch::Result<()>>>,
+}
+
+impl TestServer {
+    pub fn start(dir: &Path, config: ServerConfig) -> TestServer {
+        let store = Store::open(dir, StoreOptions::default()).expect("store opens");
+        let server = Server::bind(store, ServerConfig { port: 0, ..config }).expect("binds");
+        let addr = server.local_addr();
+        let handle = server.handle();
+        let thread = Some(std::thread::spawn(move || server.run()));
+        TestServer {
+            addr,
+            handle,
+            thread,
+        }
+    }
+
+    pub fn client(&self) -> Client {
+        Client::connect(self.addr)
+    }
+
+    /// Waits for the server to stop (after `SHUTDOWN` or [`TestServer::stop`]).
+    pub fn join(&mut self) {
+        if let Some(thread) = self.thread.take() {
+            thread
+                .join()
+                .expect("server thread")
+                .expect("clean shutdown");
+        }
+    }
+
+    pub fn stop(&mut self) {
+        self.handle.shutdown();
+        self.join();
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if self.thread.is_some() {
+            self.handle.shutdown();
+            self.join();
+        }
+    }
+}
+
+pub struct Client {
+    pub reader: BufReader<TcpStream>,
+}
+
+impl Client {
+    pub fn connect(addr: SocketAddr) -> Client {
+        let stream = TcpStream::connect(addr).expect("connects");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .expect("timeout");
+        Client {
+            reader: BufReader::new(stream),
+        }
+    }
+
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        self.reader.get_mut().write_all(bytes).expect("sends");
+    }
+
+    pub fn send(&mut self, args: &[&[u8]]) {
+        let mut wire = format!("*{}\r\n", args.len()).into_bytes();
+        for arg in args {
+            wire.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
+            wire.extend_from_slice(arg);
+            wire.extend_from_slice(b"\r\n");
+        }
+        self.send_raw(&wire);
+    }
+
+    /// Sends a command of string words and reads its reply.
+    pub fn cmd(&mut self, words: &[&str]) -> Value {
+        let args: Vec<&[u8]> = words.iter().map(|w| w.as_bytes()).collect();
+        self.send(&args);
+        self.read()
+    }
+
+    pub fn read(&mut self) -> Value {
+        self.try_read().expect("a reply")
+    }
+
+    /// The next reply, or `None` if the server closed the connection.
+    pub fn try_read(&mut self) -> Option<Value> {
+        let mut line = Vec::new();
+        if self.reader.read_until(b'\n', &mut line).ok()? == 0 {
+            return None;
+        }
+        assert!(
+            line.ends_with(b"\r\n"),
+            "line {:?}",
+            String::from_utf8_lossy(&line)
+        );
+        let body = String::from_utf8_lossy(&line[1..line.len() - 2]).into_owned();
+        let number = || body.parse::<i64>().expect("a number");
+        Some(match line[0] {
+            b'+' => Value::Simple(body),
+            b'-' => Value::Error(body),
+            b':' => Value::Int(number()),
+            b'_' => Value::Nil,
+            b'#' => Value::Bool(body == "t"),
+            b'$' if number() < 0 => Value::Nil,
+            b'$' => {
+                let mut data = vec![0; number() as usize + 2];
+                self.reader.read_exact(&mut data).ok()?;
+                data.truncate(data.len() - 2);
+                Value::Bulk(data)
+            }
+            b'*' if number() < 0 => Value::Nil,
+            b'*' => Value::Array((0..number()).map(|_| self.read()).collect()),
+            b'%' => Value::Map((0..number()).map(|_| (self.read(), self.read())).collect()),
+            other => panic!("unexpected reply type {:?}", other as char),
+        })
+    }
+
+    /// Whether the server has closed this connection.
+    pub fn is_closed(&mut self) -> bool {
+        let mut byte = [0u8; 1];
+        matches!(self.reader.read(&mut byte), Ok(0) | Err(_))
+    }
+}

@@ -15,6 +15,7 @@ use rocksdb::{ReadOptions, WriteBatch};
 use rocksketch_merge::bits::{BitDelta, BitPage};
 use rocksketch_merge::hash::murmur64a;
 use rocksketch_merge::tally::Tally;
+use std::collections::{BTreeMap, HashMap};
 use std::f64::consts::LN_2;
 use std::sync::atomic::Ordering;
 
@@ -131,63 +132,163 @@ impl BloomFilter {
     /// positive) writes nothing. Reads the item's pages first under the key's lock, then
     /// writes one blind operand of bit positions.
     pub fn add(&self, item: impl AsRef<[u8]>) -> Result<bool> {
-        let item = item.as_ref();
+        let (added, error) = self.madd(&[item]);
+        match (error, added.first()) {
+            (Some(err), _) => Err(err),
+            (None, Some(new)) => Ok(*new),
+            (None, None) => Err(Error::Storage("an add answered nothing".to_owned())),
+        }
+    }
+
+    /// Adds each item in turn (`BF.MADD`): whether each was new; an error stops the run
+    /// and is returned with the answers before it (whose adds are kept).
+    ///
+    /// Under the key's lock: one read of every page the items fall in and of the tally,
+    /// the items applied in order to those pages in memory (so a repeated item reads as
+    /// present), then one write batch: an operand per page touched, a tally delta, and
+    /// the metadata if the chain grew.
+    pub fn madd<I: AsRef<[u8]>>(&self, items: &[I]) -> (Vec<bool>, Option<Error>) {
+        let mut added = Vec::with_capacity(items.len());
+        match self.add_locked(items, &mut added) {
+            Ok(()) => (added, None),
+            Err(err) => (added, Some(err)),
+        }
+    }
+
+    fn add_locked<I: AsRef<[u8]>>(&self, items: &[I], added: &mut Vec<bool>) -> Result<()> {
         let _guard = self.store.lock(self.ns, &self.key);
-        let (meta, mut batch) = match self.store.meta_locked(self.ns, &self.key)? {
-            Some(meta) => (meta, None),
-            None => {
-                let params = validate(DEFAULT_ERROR, DEFAULT_CAPACITY, DEFAULT_EXPANSION)?;
-                (self.create_locked(params)?, None)
-            }
-        };
+        let meta = self.meta_or_create_locked()?;
         let mut params = bloom_params(&meta)?;
+        let stored_filters = params.filters;
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
-        let h = hashes(item);
-        if self.contains(&prefix, &params, h, &ReadOptions::default())? {
-            return Ok(false);
-        }
-        let counts = self.counts(&prefix, &ReadOptions::default())?;
-        let mut newest = params.filters - 1;
-        if counts.get(newest as usize) >= Sub::of(&params, newest).capacity {
-            if params.expansion == 0 {
-                return Err(BloomError::NonScalingFull.into());
+        let read_opts = ReadOptions::default();
+        let hashed: Vec<(u64, u64)> = items.iter().map(|i| hashes(i.as_ref())).collect();
+        let mut pages = self.read_item_pages(&prefix, &params, &hashed, &read_opts)?;
+        let mut counts = self.counts(&prefix, &read_opts)?.slots().to_vec();
+        counts.resize(MAX_FILTERS as usize, 0);
+        let mut added_to = vec![0u64; MAX_FILTERS as usize];
+        let mut new_bits: BTreeMap<(u32, u32), Vec<u32>> = BTreeMap::new();
+        let mut outcome = Ok(());
+        for h in &hashed {
+            if contains(&pages, &params, *h) {
+                added.push(false);
+                continue;
             }
-            if params.filters >= MAX_FILTERS {
-                return Err(BloomError::MaximumExpansions.into());
+            let mut newest = params.filters - 1;
+            if counts[newest as usize] >= Sub::of(&params, newest).capacity {
+                if params.expansion == 0 {
+                    outcome = Err(BloomError::NonScalingFull.into());
+                    break;
+                }
+                if params.filters >= MAX_FILTERS {
+                    outcome = Err(BloomError::MaximumExpansions.into());
+                    break;
+                }
+                params.filters += 1;
+                newest += 1;
             }
-            params.filters += 1;
-            newest += 1;
-            batch = Some(Meta {
-                params: Params::Bloom(params),
-                ..meta
-            });
+            let sub = Sub::of(&params, newest);
+            let (page, bits) = sub.locate(*h);
+            let cached = pages
+                .entry((newest, page))
+                .or_insert_with(|| BitPage::zeroed(sub.page_bits));
+            for bit in &bits {
+                cached.set(*bit);
+            }
+            new_bits.entry((newest, page)).or_default().extend(bits);
+            counts[newest as usize] += 1;
+            added_to[newest as usize] += 1;
+            added.push(true);
         }
-        let sub = Sub::of(&params, newest);
-        let (page, bits) = sub.locate(h);
-        let delta = BitDelta::sparse(sub.page_bits, bits)
-            .map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        let grown = (params.filters > stored_filters).then_some(Meta {
+            params: Params::Bloom(params),
+            ..meta
+        });
+        self.write_adds(&prefix, &params, grown, new_bits, &added_to)?;
+        outcome
+    }
+
+    /// Reads every page the items fall in, in every sub-filter, in one multi-get; pages
+    /// never written are left out.
+    fn read_item_pages(
+        &self,
+        prefix: &[u8],
+        params: &BloomParams,
+        hashed: &[(u64, u64)],
+        read_opts: &ReadOptions,
+    ) -> Result<HashMap<(u32, u32), BitPage>> {
+        let mut wanted: Vec<(u32, u32)> = (0..params.filters)
+            .flat_map(|i| {
+                let sub = Sub::of(params, i);
+                hashed.iter().map(move |h| (i, sub.locate(*h).0))
+            })
+            .collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let page_keys: Vec<Vec<u8>> = wanted
+            .iter()
+            .map(|(i, page)| keys::page_key(prefix, *i as u16, *page))
+            .collect();
+        let mut pages = HashMap::with_capacity(wanted.len());
+        for ((i, page), value) in wanted
+            .into_iter()
+            .zip(self.store.get_pages(&page_keys, read_opts)?)
+        {
+            if let Some(raw) = value {
+                pages.insert((i, page), self.checked_page(&raw, &Sub::of(params, i))?);
+            }
+        }
+        Ok(pages)
+    }
+
+    /// Decodes a stored bit page and checks it has the sub-filter's size.
+    fn checked_page(&self, raw: &[u8], sub: &Sub) -> Result<BitPage> {
+        let page = BitPage::decode(raw).map_err(|source| self.corruption("a bit page", source))?;
+        if page.page_bits() != sub.page_bits {
+            return Err(self.corruption(
+                "a bit page",
+                rocksketch_merge::Error::Invalid("page size differs from the filter's layout"),
+            ));
+        }
+        Ok(page)
+    }
+
+    /// Writes the bits the adds set (one operand per page), the tally delta, and the
+    /// grown metadata, in one batch; then advances the blind writers' count hints.
+    fn write_adds(
+        &self,
+        prefix: &[u8],
+        params: &BloomParams,
+        grown: Option<Meta>,
+        new_bits: BTreeMap<(u32, u32), Vec<u32>>,
+        added_to: &[u64],
+    ) -> Result<()> {
+        if new_bits.is_empty() {
+            return Ok(());
+        }
         let cf = self.store.pages_cf()?;
-        let mut write = WriteBatch::default();
-        write.merge_cf(
+        let mut batch = WriteBatch::default();
+        for ((i, page), bits) in new_bits {
+            let delta = BitDelta::sparse(Sub::of(params, i).page_bits, bits)
+                .map_err(|e| Error::InvalidArgument(e.to_string()))?;
+            batch.merge_cf(cf, keys::page_key(prefix, i as u16, page), delta.encode());
+        }
+        let slots = added_to[..params.filters as usize].to_vec();
+        batch.merge_cf(
             cf,
-            keys::page_key(&prefix, newest as u16, page),
-            delta.encode(),
-        );
-        let mut slots = vec![0; newest as usize + 1];
-        slots[newest as usize] = 1;
-        write.merge_cf(
-            cf,
-            keys::page_key(&prefix, TALLY_SUB, 0),
+            keys::page_key(prefix, TALLY_SUB, 0),
             Tally::new(slots).encode_delta(),
         );
-        match batch {
-            Some(grown) => self.store.put_meta(self.ns, &self.key, grown, write)?,
-            None => self.store.write(write)?,
+        match grown {
+            Some(meta) => self.store.put_meta(self.ns, &self.key, meta, batch)?,
+            None => self.store.write(batch)?,
         }
-        if let Some(hint) = self.store.existing_count_hint(&hint_slot(&prefix, newest)) {
-            hint.fetch_add(1, Ordering::Relaxed);
+        for (i, n) in added_to.iter().enumerate().filter(|(_, n)| **n > 0) {
+            if let Some(hint) = self.store.existing_count_hint(&hint_slot(prefix, i as u32)) {
+                hint.fetch_add(*n, Ordering::Relaxed);
+            }
         }
-        Ok(true)
+        Ok(())
     }
 
     /// Adds items without answering whether each was new: one write batch of bit
@@ -202,14 +303,7 @@ impl BloomFilter {
             Some(meta) => meta,
             None => {
                 let _guard = self.store.lock(self.ns, &self.key);
-                match self.store.meta_locked(self.ns, &self.key)? {
-                    Some(meta) => meta,
-                    None => self.create_locked(validate(
-                        DEFAULT_ERROR,
-                        DEFAULT_CAPACITY,
-                        DEFAULT_EXPANSION,
-                    )?)?,
-                }
+                self.meta_or_create_locked()?
             }
         };
         let params = bloom_params(&meta)?;
@@ -258,19 +352,6 @@ impl BloomFilter {
         Ok(self.madd(items))
     }
 
-    /// Adds each item in turn (`BF.MADD`): whether each was new; an error stops the run
-    /// and is returned with the answers before it.
-    pub fn madd<I: AsRef<[u8]>>(&self, items: &[I]) -> (Vec<bool>, Option<Error>) {
-        let mut added = Vec::with_capacity(items.len());
-        for item in items {
-            match self.add(item) {
-                Ok(new) => added.push(new),
-                Err(err) => return (added, Some(err)),
-            }
-        }
-        (added, None)
-    }
-
     /// Whether the item may be present (`BF.EXISTS`); false for a missing key.
     pub fn exists(&self, item: impl AsRef<[u8]>) -> Result<bool> {
         Ok(self.mexists(&[item])?[0])
@@ -283,11 +364,12 @@ impl BloomFilter {
         };
         let params = bloom_params(&meta)?;
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
-        let read_opts = ReadOptions::default();
-        items
+        let hashed: Vec<(u64, u64)> = items.iter().map(|i| hashes(i.as_ref())).collect();
+        let pages = self.read_item_pages(&prefix, &params, &hashed, &ReadOptions::default())?;
+        Ok(hashed
             .iter()
-            .map(|item| self.contains(&prefix, &params, hashes(item.as_ref()), &read_opts))
-            .collect()
+            .map(|h| contains(&pages, &params, *h))
+            .collect())
     }
 
     /// Items added (`BF.CARD`); 0 for a missing key.
@@ -321,6 +403,19 @@ impl BloomFilter {
         }
     }
 
+    /// The key's metadata, creating a filter with RedisBloom's defaults if the key is
+    /// missing (as `BF.ADD` does). The key's lock must be held.
+    fn meta_or_create_locked(&self) -> Result<Meta> {
+        match self.store.meta_locked(self.ns, &self.key)? {
+            Some(meta) => Ok(meta),
+            None => self.create_locked(validate(
+                DEFAULT_ERROR,
+                DEFAULT_CAPACITY,
+                DEFAULT_EXPANSION,
+            )?),
+        }
+    }
+
     fn create_locked(&self, params: BloomParams) -> Result<Meta> {
         let meta = Meta {
             version: self.store.next_version(),
@@ -333,43 +428,6 @@ impl BloomFilter {
         self.store
             .put_meta(self.ns, &self.key, meta, WriteBatch::default())?;
         Ok(meta)
-    }
-
-    /// Whether every bit of the item is set in some sub-filter.
-    fn contains(
-        &self,
-        prefix: &[u8],
-        params: &BloomParams,
-        h: (u64, u64),
-        read_opts: &ReadOptions,
-    ) -> Result<bool> {
-        let located: Vec<(Sub, u32, Vec<u32>)> = (0..params.filters)
-            .map(|i| {
-                let sub = Sub::of(params, i);
-                let (page, bits) = sub.locate(h);
-                (sub, page, bits)
-            })
-            .collect();
-        let page_keys: Vec<Vec<u8>> = (0..params.filters)
-            .zip(&located)
-            .map(|(i, (_, page, _))| keys::page_key(prefix, i as u16, *page))
-            .collect();
-        let values = self.store.get_pages(&page_keys, read_opts)?;
-        for ((sub, _, bits), value) in located.iter().zip(values) {
-            let Some(raw) = value else { continue };
-            let page =
-                BitPage::decode(&raw).map_err(|source| self.corruption("a bit page", source))?;
-            if page.page_bits() != sub.page_bits {
-                return Err(self.corruption(
-                    "a bit page",
-                    rocksketch_merge::Error::Invalid("page size differs from the filter's layout"),
-                ));
-            }
-            if bits.iter().all(|b| page.get(*b)) {
-                return Ok(true);
-            }
-        }
-        Ok(false)
     }
 
     fn counts(&self, prefix: &[u8], read_opts: &ReadOptions) -> Result<Tally> {
@@ -389,6 +447,16 @@ impl BloomFilter {
             source,
         }
     }
+}
+
+/// Whether every bit of the item with hashes `h` is set in some sub-filter's page.
+fn contains(pages: &HashMap<(u32, u32), BitPage>, params: &BloomParams, h: (u64, u64)) -> bool {
+    (0..params.filters).any(|i| {
+        let (page, bits) = Sub::of(params, i).locate(h);
+        pages
+            .get(&(i, page))
+            .is_some_and(|p| bits.iter().all(|b| p.get(*b)))
+    })
 }
 
 /// Names the in-memory count of sub-filter `sub` of a key version.

@@ -22,6 +22,11 @@ enum Op {
         key: u8,
         items: Vec<u16>,
     },
+    /// `BF.MADD`: one batch, items may repeat within it.
+    MAdd {
+        key: u8,
+        items: Vec<u16>,
+    },
     Exists {
         key: u8,
         items: Vec<u16>,
@@ -37,7 +42,7 @@ impl Arbitrary for Op {
     fn arbitrary(g: &mut Gen) -> Op {
         let key = u8::arbitrary(g) % 3;
         let item = |g: &mut Gen| u16::arbitrary(g) % 400;
-        match u8::arbitrary(g) % 14 {
+        match u8::arbitrary(g) % 16 {
             0 => Op::Reserve {
                 key,
                 capacity: 1 + u8::arbitrary(g) % 20,
@@ -51,6 +56,10 @@ impl Arbitrary for Op {
             8..=10 => Op::Exists {
                 key,
                 items: (0..1 + usize::arbitrary(g) % 8).map(|_| item(g)).collect(),
+            },
+            14 | 15 => Op::MAdd {
+                key,
+                items: (0..1 + usize::arbitrary(g) % 40).map(|_| item(g)).collect(),
             },
             11 => Op::Delete { key },
             12 => Op::Compact,
@@ -117,6 +126,22 @@ fn run(ops: Vec<Op>) -> bool {
                         }
                     }
                     Err(e) => panic!("{e}"),
+                }
+            }
+            Op::MAdd { key, items } => {
+                let names: Vec<String> = items.iter().map(|i| format!("i{i}")).collect();
+                let (answers, error) = store.bloom(name(key)).madd(&names);
+                match error {
+                    None => assert_eq!(answers.len(), items.len()),
+                    Some(rocksketch::Error::Bloom(rocksketch::BloomError::NonScalingFull)) => {
+                        assert!(answers.len() < items.len())
+                    }
+                    Some(e) => panic!("{e}"),
+                }
+                let set = model.entry(key).or_default();
+                for (item, new) in items.iter().zip(answers) {
+                    assert!(!(new && set.contains(item)), "added item {item} called new");
+                    set.insert(*item);
                 }
             }
             Op::Exists { key, items } => {

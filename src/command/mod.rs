@@ -2,9 +2,12 @@
 //! command returns a [`Reply`] that the RESP host encodes for RESP2 or RESP3. Tests
 //! replay recorded RedisBloom transcripts through [`execute`] directly.
 
+pub mod batch;
 mod bloom;
 mod cms;
 pub mod parse;
+
+pub use batch::execute_pipeline;
 
 use crate::error::Error;
 use crate::store::Namespace;

@@ -2,7 +2,7 @@
 
 use super::commands::{self, Outcome};
 use super::{Shared, UNAUTHENTICATED_LIMITS};
-use crate::command::Reply;
+use crate::command::{self, Reply};
 use crate::resp::{self, Protocol, RequestParser};
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
@@ -81,42 +81,70 @@ impl Connection {
     }
 
     /// Runs every complete request in `input`, encoding replies into `output`; returns
-    /// the bytes consumed and whether to close the connection afterwards.
+    /// the bytes consumed and whether to close the connection afterwards. Neighbouring
+    /// requests that can run as one batch (see [`command::batch`]) do so.
     fn run_requests(&mut self, input: &[u8], output: &mut Vec<u8>) -> (usize, bool) {
         let mut consumed = 0;
+        let mut requests = Vec::new();
+        let mut broken = None;
         loop {
-            let args = match self.parser.next(&input[consumed..]) {
+            match self.parser.next(&input[consumed..]) {
                 Ok(Some((args, used))) => {
                     consumed += used;
-                    args
+                    if !args.is_empty() {
+                        requests.push(args);
+                    }
                 }
-                Ok(None) => return (consumed, false),
+                Ok(None) => break,
                 Err(e) => {
-                    resp::encode(&Reply::Error(e.to_string()), self.protocol, output);
-                    return (consumed, true);
+                    broken = Some(Reply::Error(e.to_string()));
+                    break;
                 }
+            }
+        }
+        let mut at = 0;
+        while at < requests.len() {
+            let run = if self.authenticated {
+                command::batch::run_length(&requests, at)
+            } else {
+                1
             };
-            if args.is_empty() {
-                continue;
-            }
-            self.shared.stats.commands.fetch_add(1, Ordering::Relaxed);
-            match commands::dispatch(self, &args) {
-                Outcome::Reply(reply) => resp::encode(&reply, self.protocol, output),
-                Outcome::Close(reply) => {
+            self.shared
+                .stats
+                .commands
+                .fetch_add(run as u64, Ordering::Relaxed);
+            if run > 1 {
+                let ns = self.shared.store.ns(self.db);
+                for reply in command::batch::execute_run(&ns, &requests[at..at + run]) {
                     resp::encode(&reply, self.protocol, output);
-                    return (consumed, true);
                 }
-                Outcome::Shutdown => {
-                    self.shared.begin_shutdown();
-                    return (consumed, true);
+            } else {
+                match commands::dispatch(self, &requests[at]) {
+                    Outcome::Reply(reply) => resp::encode(&reply, self.protocol, output),
+                    Outcome::Close(reply) => {
+                        resp::encode(&reply, self.protocol, output);
+                        return (consumed, true);
+                    }
+                    Outcome::Shutdown => {
+                        self.shared.begin_shutdown();
+                        return (consumed, true);
+                    }
                 }
             }
+            at += run;
             if output.len() >= FLUSH_AT {
                 if self.stream.write_all(output).is_err() {
                     return (consumed, true);
                 }
                 output.clear();
             }
+        }
+        match broken {
+            Some(reply) => {
+                resp::encode(&reply, self.protocol, output);
+                (consumed, true)
+            }
+            None => (consumed, false),
         }
     }
 }

@@ -1,0 +1,166 @@
+//! Pipelined commands run together: consecutive `BF.ADD`, `BF.EXISTS`, `CMS.INCRBY` and
+//! `CMS.QUERY` on one key become one engine call (one lock, one read of the pages, one
+//! write batch) whose answers are split back per command. The replies are exactly those
+//! of running the commands one by one: the engine calls apply their items in order.
+
+use super::parse::parse_i64;
+use super::{execute, Reply};
+use crate::error::{CmsError, Error};
+use crate::store::Namespace;
+
+/// Commands that may run as one batch with their neighbours on the same key.
+const BATCHABLE: [&str; 4] = ["bf.add", "bf.exists", "cms.incrby", "cms.query"];
+
+/// The batch a request may join: its lower-case command name and its key. `None` for
+/// any other command, or one whose arity alone makes it an error.
+pub fn batch_key(args: &[Vec<u8>]) -> Option<(&'static str, &[u8])> {
+    let name = args.first()?;
+    let name = BATCHABLE
+        .into_iter()
+        .find(|b| name.eq_ignore_ascii_case(b.as_bytes()))?;
+    let arity_ok = match name {
+        "bf.add" | "bf.exists" => args.len() == 3,
+        "cms.incrby" => args.len() >= 4 && args.len().is_multiple_of(2),
+        _ => args.len() >= 3,
+    };
+    arity_ok.then(|| (name, args[1].as_slice()))
+}
+
+/// Runs `requests` in order, batching runs of neighbours with the same [`batch_key`].
+pub fn execute_pipeline(ns: &Namespace, requests: &[Vec<Vec<u8>>]) -> Vec<Reply> {
+    let mut replies = Vec::with_capacity(requests.len());
+    let mut at = 0;
+    while at < requests.len() {
+        let run = run_length(requests, at);
+        replies.extend(execute_run(ns, &requests[at..at + run]));
+        at += run;
+    }
+    replies
+}
+
+/// How many requests from `at` share the first one's batch key (at least 1).
+pub fn run_length(requests: &[Vec<Vec<u8>>], at: usize) -> usize {
+    let Some(first) = requests.get(at) else {
+        return 0;
+    };
+    let Some(key) = batch_key(first) else {
+        return 1;
+    };
+    1 + requests[at + 1..]
+        .iter()
+        .take_while(|r| batch_key(r) == Some(key))
+        .count()
+}
+
+/// Runs requests that share one batch key (or a single request of any kind).
+pub fn execute_run(ns: &Namespace, run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
+    let Some((name, key)) = run.first().and_then(|r| batch_key(r)) else {
+        return run.iter().map(|r| execute(ns, r)).collect();
+    };
+    if run.len() == 1 {
+        return vec![execute(ns, &run[0])];
+    }
+    match name {
+        "bf.add" => bf_add(ns, key, run),
+        "bf.exists" => bf_exists(ns, key, run),
+        "cms.incrby" => cms_incrby(ns, key, run),
+        _ => cms_query(ns, key, run),
+    }
+}
+
+fn bf_add(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
+    let items: Vec<&[u8]> = run.iter().map(|r| r[2].as_slice()).collect();
+    let (added, error) = ns.bloom(key).madd(&items);
+    let done = added.len();
+    let mut replies: Vec<Reply> = added.into_iter().map(Reply::Bool).collect();
+    if let Some(err) = error {
+        replies.push(Reply::error(&err));
+        // Whatever stopped the batch answers the rest one by one, as it would have.
+        replies.extend(run[done + 1..].iter().map(|r| execute(ns, r)));
+    }
+    replies
+}
+
+fn bf_exists(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
+    let items: Vec<&[u8]> = run.iter().map(|r| r[2].as_slice()).collect();
+    match ns.bloom(key).mexists(&items) {
+        Ok(found) => found.into_iter().map(Reply::Bool).collect(),
+        Err(err) => vec![Reply::error(&err); run.len()],
+    }
+}
+
+fn cms_query(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
+    let items: Vec<&[u8]> = run
+        .iter()
+        .flat_map(|r| r[2..].iter().map(Vec::as_slice))
+        .collect();
+    match ns.cms(key).query(&items) {
+        Ok(estimates) => {
+            let mut estimates = estimates.into_iter();
+            run.iter()
+                .map(|r| {
+                    Reply::Array(
+                        estimates
+                            .by_ref()
+                            .take(r.len() - 2)
+                            .map(|e| Reply::Int(i64::from(e)))
+                            .collect(),
+                    )
+                })
+                .collect()
+        }
+        Err(err) => vec![Reply::error(&err); run.len()],
+    }
+}
+
+/// One `CMS.INCRBY`'s (item, increment) pairs.
+type Pairs<'a> = Vec<(&'a [u8], u64)>;
+
+fn cms_incrby(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
+    let cms = ns.cms(key);
+    // A missing key or another type answers before any number is parsed.
+    if let Err(err) = cms.dims() {
+        return vec![Reply::error(&err); run.len()];
+    }
+    // Each command's pairs, or the error that rejects the command as a whole.
+    let parsed: Vec<Result<Pairs, Error>> = run
+        .iter()
+        .map(|r| {
+            r[2..]
+                .chunks_exact(2)
+                .map(|pair| {
+                    let incr = parse_i64(&pair[1]).ok_or(CmsError::CannotParseNumber)?;
+                    let incr = u64::try_from(incr).map_err(|_| CmsError::NumberNegative)?;
+                    Ok((pair[0].as_slice(), incr))
+                })
+                .collect()
+        })
+        .collect();
+    let pairs: Vec<(&[u8], u64)> = parsed
+        .iter()
+        .filter_map(|p| p.as_ref().ok())
+        .flatten()
+        .copied()
+        .collect();
+    let estimates = match cms.incr_by_with_estimates(&pairs) {
+        Ok(estimates) => estimates,
+        Err(err) => return vec![Reply::error(&err); run.len()],
+    };
+    let mut estimates = estimates.into_iter();
+    parsed
+        .iter()
+        .map(|p| match p {
+            Err(err) => Reply::error(err),
+            Ok(pairs) => Reply::Array(
+                estimates
+                    .by_ref()
+                    .take(pairs.len())
+                    .map(|e| match e {
+                        u32::MAX => Reply::Error(CmsError::IncrbyOverflow.text().to_owned()),
+                        e => Reply::Int(i64::from(e)),
+                    })
+                    .collect(),
+            ),
+        })
+        .collect()
+}

@@ -1,0 +1,90 @@
+//! Pipelined commands run in batches answer exactly as when run one by one: random
+//! pipelines over a few keys, run through `execute_pipeline` on one store and through
+//! `execute` command by command on another, must get identical replies, errors included.
+
+mod common;
+
+use quickcheck::{Arbitrary, Gen, QuickCheck};
+use rocksketch::command::{execute, execute_pipeline};
+
+#[derive(Debug, Clone)]
+struct Pipeline(Vec<Vec<String>>);
+
+fn pick<'a>(g: &mut Gen, choices: &[&'a str]) -> &'a str {
+    g.choose(choices).copied().unwrap_or(choices[0])
+}
+
+impl Arbitrary for Pipeline {
+    fn arbitrary(g: &mut Gen) -> Pipeline {
+        let len = 1 + usize::arbitrary(g) % 60;
+        let mut requests = Vec::with_capacity(len);
+        // Runs of one command on one key are what gets batched: make them common.
+        while requests.len() < len {
+            let key = pick(g, &["bf", "cms", "fresh", "tiny"]).to_owned();
+            let run = 1 + usize::arbitrary(g) % 8;
+            let kind = u8::arbitrary(g) % 10;
+            for _ in 0..run {
+                let item = format!("i{}", u8::arbitrary(g) % 30);
+                let number = pick(g, &["1", "2", "7", "0", "-1", "x", "4294967295"]).to_owned();
+                let request: Vec<String> = match kind {
+                    0..=2 => vec!["BF.ADD".into(), key.clone(), item],
+                    3 | 4 => vec!["bf.exists".into(), key.clone(), item],
+                    5 | 6 => {
+                        let mut r = vec!["CMS.INCRBY".into(), key.clone(), item, number];
+                        if bool::arbitrary(g) {
+                            r.extend(["i1".to_owned(), "3".to_owned()]);
+                        }
+                        r
+                    }
+                    7 => vec!["CMS.QUERY".into(), key.clone(), item, "i1".into()],
+                    8 => vec!["BF.ADD".into(), key.clone()],
+                    _ => vec!["CMS.INCRBY".into(), key.clone(), item],
+                };
+                requests.push(request);
+            }
+        }
+        requests.truncate(len);
+        Pipeline(requests)
+    }
+}
+
+fn setup(store: &rocksketch::Store) {
+    let ns = store.ns(0);
+    for words in [
+        &["BF.RESERVE", "bf", "0.01", "20"][..],
+        &["BF.RESERVE", "tiny", "0.01", "4", "NONSCALING"],
+        &["CMS.INITBYDIM", "cms", "8", "2"],
+    ] {
+        assert_eq!(
+            execute(&ns, &common::args(words)),
+            rocksketch::command::Reply::ok()
+        );
+    }
+}
+
+fn same_replies(pipeline: Pipeline) -> bool {
+    let batched = common::TempStore::new();
+    let single = common::TempStore::new();
+    setup(batched.store());
+    setup(single.store());
+    let requests: Vec<Vec<Vec<u8>>> = pipeline
+        .0
+        .iter()
+        .map(|r| r.iter().map(|w| w.as_bytes().to_vec()).collect())
+        .collect();
+    let got = execute_pipeline(&batched.store().ns(0), &requests);
+    let ns = single.store().ns(0);
+    let want: Vec<_> = requests.iter().map(|r| execute(&ns, r)).collect();
+    assert_eq!(got.len(), want.len());
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g, w, "request {i}: {:?}", pipeline.0[i]);
+    }
+    true
+}
+
+#[test]
+fn batched_pipelines_answer_like_single_commands() {
+    QuickCheck::new()
+        .tests(60)
+        .quickcheck(same_replies as fn(Pipeline) -> bool);
+}

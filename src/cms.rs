@@ -16,7 +16,7 @@ use rocksdb::{ReadOptions, WriteBatch};
 use rocksketch_merge::counter::{CounterDelta, CounterPage};
 use rocksketch_merge::hash::murmur2;
 use rocksketch_merge::tally::Tally;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Width × depth above this many counters is refused (16 GiB of counters).
 const MAX_CELLS: u64 = 1 << 32;
@@ -178,26 +178,63 @@ impl Cms {
     }
 
     /// Adds each `(item, increment)` and returns each item's estimate right after its own
-    /// increment (`CMS.INCRBY`'s reply; `u32::MAX` means saturated). Reads the touched
-    /// pages first under the key's lock; the write is still one blind batch of deltas.
+    /// increment (`CMS.INCRBY`'s reply; `u32::MAX` means saturated).
+    ///
+    /// The write is the same blind batch as [`Cms::incr_by`], taken without any lock;
+    /// then the touched pages are read. An item's estimate is each row's counter as read,
+    /// less the increments this call made to that counter after the item's own, so the
+    /// answers are those of applying the pairs in order. Concurrent writers' increments
+    /// may show in the estimates (as if they came just before); an estimate never falls
+    /// below the item's true count.
+    ///
+    /// A counter read saturated says nothing of its value before this call's later
+    /// increments; only then are the counters read again as they were before the write
+    /// (from a snapshot taken before it) and the pairs applied to them in order.
     pub fn incr_by_with_estimates<I: AsRef<[u8]>>(&self, items: &[(I, u64)]) -> Result<Vec<u32>> {
-        let _guard = self.store.lock(self.ns, &self.key);
-        let layout = self.layout_locked()?;
-        let mut pages = self.read_pages(&layout, items.iter().map(|(i, _)| i.as_ref()))?;
-        let mut estimates = Vec::with_capacity(items.len());
-        for (item, incr) in items {
-            let add = saturate(*incr);
-            let mut estimate = u32::MAX;
-            for (page, offset) in layout.slots(item.as_ref()) {
-                let cells = pages.0.entry(page).or_default();
-                if let Some(cell) = cells.get_mut(offset as usize) {
-                    *cell = cell.saturating_add(add);
-                    estimate = estimate.min(*cell);
-                }
-            }
-            estimates.push(estimate);
-        }
+        let layout = self.layout()?;
+        let before = self.store.db().snapshot();
         self.write_increments(&layout, items)?;
+        let mut pages = self.read_pages(&layout, items.iter().map(|(i, _)| i.as_ref()))?;
+        let mut later: HashMap<(u32, u32), u64> = HashMap::new();
+        let mut estimates = vec![0; items.len()];
+        let mut ambiguous = false;
+        for (estimate, (item, incr)) in estimates.iter_mut().zip(items).rev() {
+            let mut min = u32::MAX;
+            for slot in layout.slots(item.as_ref()) {
+                let after = later.entry(slot).or_default();
+                let read = pages.cell(slot.0, slot.1);
+                ambiguous |= read == u32::MAX && *after > 0;
+                min = min.min((u64::from(read).saturating_sub(*after)) as u32);
+                *after += u64::from(saturate(*incr));
+            }
+            *estimate = min;
+        }
+        if !ambiguous {
+            return Ok(estimates);
+        }
+        let mut read_opts = ReadOptions::default();
+        read_opts.set_snapshot(&before);
+        let wanted: Vec<u32> = pages.0.keys().copied().collect();
+        pages = self.read_page_set(&layout, &wanted, &read_opts)?;
+        for (estimate, (item, incr)) in estimates.iter_mut().zip(items) {
+            let add = saturate(*incr);
+            *estimate = layout
+                .slots(item.as_ref())
+                .map(|(page, offset)| {
+                    let cell = pages
+                        .0
+                        .entry(page)
+                        .or_default()
+                        .get_mut(offset as usize)
+                        .map_or(0, |cell| {
+                            *cell = cell.saturating_add(add);
+                            *cell
+                        });
+                    cell
+                })
+                .min()
+                .unwrap_or(0);
+        }
         Ok(estimates)
     }
 

@@ -37,11 +37,15 @@ const USAGE: &str = "usage:
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.iter().any(|a| a == "-h" || a == "--help") {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
     let result = match argv.first().map(String::as_str) {
         Some("serve") => serve::run(&argv[1..]),
         Some("demo") => demo::run(&argv[1..]),
         Some("bench") => bench::run(&argv[1..]),
-        Some("-h" | "--help" | "help") => {
+        Some("help") => {
             println!("{USAGE}");
             Ok(())
         }

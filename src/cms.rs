@@ -126,14 +126,9 @@ impl Cms {
     /// ```
     pub fn init_by_dim(&self, width: u64, depth: u64) -> Result<()> {
         let _guard = self.store.lock(self.ns, &self.key);
-        let mut batch = WriteBatch::default();
-        if let Some(old) = self.store.read_meta(self.ns, &self.key, false)? {
-            if !old.is_expired(crate::store::now_ms()) {
-                return Err(CmsError::KeyAlreadyExists.into());
-            }
-            // An expired key's pages go with the new metadata, in one batch.
-            self.store
-                .delete_into(&mut batch, self.ns, &self.key, &old)?;
+        // An expired key's pages go with the new metadata, in one batch (`put_meta`).
+        if self.store.meta_locked(self.ns, &self.key)?.is_some() {
+            return Err(CmsError::KeyAlreadyExists.into());
         }
         if width == 0 {
             return Err(CmsError::InvalidWidth.into());
@@ -158,7 +153,8 @@ impl Cms {
             }),
         };
         // No pages are written: a missing page reads as zeros.
-        self.store.put_meta(self.ns, &self.key, meta, batch)
+        self.store
+            .put_meta(self.ns, &self.key, meta, WriteBatch::default())
     }
 
     /// Creates a sketch sized for an overestimation `error` (a fraction of the total

@@ -49,4 +49,4 @@ pub use cms::{Cms, CmsInfo};
 pub use error::{BloomError, CmsError, Error, Result};
 pub use meta::KeyType;
 pub use operator::{register_merge_operator, skipped_operands, MERGE_OPERATOR_NAME};
-pub use store::{ColumnFamilies, Namespace, Store, StoreOptions, META_CF, PAGES_CF};
+pub use store::{now_ms, ColumnFamilies, Namespace, Store, StoreOptions, META_CF, PAGES_CF};

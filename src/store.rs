@@ -238,6 +238,56 @@ impl Store {
         Ok(())
     }
 
+    /// Deletes expired keys found in up to `limit` metadata records from `cursor` (a raw
+    /// metadata key; `None` from the start), in every namespace: their metadata and
+    /// pages go in one batch per key. Returns how many it deleted and where to go on
+    /// (`None` once it reached the end). The RESP host runs it in a background thread;
+    /// reads never wait for it, since an expired key reads as absent already.
+    pub fn sweep_expired(
+        &self,
+        cursor: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<(usize, Option<Vec<u8>>)> {
+        let cf = self.meta_cf()?;
+        let mode = match cursor {
+            Some(from) => IteratorMode::From(from, rocksdb::Direction::Forward),
+            None => IteratorMode::Start,
+        };
+        let now = now_ms();
+        let mut expired = Vec::new();
+        let mut next = None;
+        for (seen, item) in self.inner.db.iterator_cf(cf, mode).enumerate() {
+            let (raw_key, raw_meta) = item?;
+            if seen == limit {
+                next = Some(raw_key.to_vec());
+                break;
+            }
+            // Undecodable records are left for the reader to report.
+            if let (Some((ns, key)), Ok(meta)) =
+                (keys::split_meta_key(&raw_key), Meta::decode(&raw_meta))
+            {
+                if meta.is_expired(now) {
+                    expired.push((ns, key.to_vec()));
+                }
+            }
+        }
+        let mut deleted = 0;
+        for (ns, key) in expired {
+            let _guard = self.lock(ns, &key);
+            match self.read_meta(ns, &key, false)? {
+                Some(meta) if meta.is_expired(now_ms()) => {
+                    let mut batch = WriteBatch::default();
+                    self.delete_into(&mut batch, ns, &key, &meta)?;
+                    self.write(batch)?;
+                    self.forget(ns, &key);
+                    deleted += 1;
+                }
+                _ => {}
+            }
+        }
+        Ok((deleted, next))
+    }
+
     /// Makes every acknowledged write durable in the table files: syncs the write-ahead
     /// log and flushes both column families' memtables. For a clean shutdown.
     pub fn flush(&self) -> Result<()> {
@@ -351,6 +401,8 @@ impl Store {
     }
 
     /// Writes `meta` for a key (with the key's lock held) along with `batch`.
+    /// Writing a new version over an older record (one that expired and was not yet
+    /// swept) removes the older version's pages in the same batch.
     pub(crate) fn put_meta(
         &self,
         ns: u16,
@@ -358,6 +410,11 @@ impl Store {
         meta: Meta,
         mut batch: WriteBatch,
     ) -> Result<()> {
+        if let Some(old) = self.read_meta(ns, key, false)? {
+            if old.version != meta.version {
+                self.delete_into(&mut batch, ns, key, &old)?;
+            }
+        }
         let mkey = keys::meta_key(ns, key);
         batch.put_cf(self.meta_cf()?, &mkey, meta.encode());
         self.write(batch)?;
@@ -512,6 +569,67 @@ impl Namespace {
         self.scan(None, usize::MAX)
     }
 
+    /// Sets `key` to expire at `at_ms` (Unix time in milliseconds); a time not in the
+    /// future deletes the key at once. Returns whether it was set (or deleted); `false`
+    /// for a missing key.
+    pub fn expire_at(&self, key: &[u8], at_ms: u64) -> Result<bool> {
+        self.expire_at_if(key, at_ms, |_| true)
+    }
+
+    /// [`Namespace::expire_at`] if `allow` agrees, given the key's current expiry time
+    /// (`None` for none): `EXPIRE`'s `NX`, `XX`, `GT` and `LT` options.
+    pub fn expire_at_if(
+        &self,
+        key: &[u8],
+        at_ms: u64,
+        allow: impl FnOnce(Option<u64>) -> bool,
+    ) -> Result<bool> {
+        let _guard = self.store.lock(self.ns, key);
+        let Some(meta) = self.store.meta_locked(self.ns, key)? else {
+            return Ok(false);
+        };
+        if !allow((meta.expire_at_ms != 0).then_some(meta.expire_at_ms)) {
+            return Ok(false);
+        }
+        if at_ms <= now_ms() {
+            let mut batch = WriteBatch::default();
+            self.store.delete_into(&mut batch, self.ns, key, &meta)?;
+            self.store.write(batch)?;
+            self.store.forget(self.ns, key);
+            return Ok(true);
+        }
+        let meta = Meta {
+            expire_at_ms: at_ms,
+            ..meta
+        };
+        self.store
+            .put_meta(self.ns, key, meta, WriteBatch::default())?;
+        Ok(true)
+    }
+
+    /// Removes `key`'s expiry; whether it had one.
+    pub fn persist(&self, key: &[u8]) -> Result<bool> {
+        let _guard = self.store.lock(self.ns, key);
+        match self.store.meta_locked(self.ns, key)? {
+            Some(meta) if meta.expire_at_ms != 0 => {
+                let meta = Meta {
+                    expire_at_ms: 0,
+                    ..meta
+                };
+                self.store
+                    .put_meta(self.ns, key, meta, WriteBatch::default())?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// When `key` expires: `None` if it does not exist, `Some(0)` if it never expires,
+    /// else the Unix time in milliseconds.
+    pub fn expire_time(&self, key: &[u8]) -> Result<Option<u64>> {
+        Ok(self.store.meta(self.ns, key)?.map(|m| m.expire_at_ms))
+    }
+
     /// Deletes every key of the namespace (Redis's `FLUSHDB`), a page of keys at a time;
     /// returns how many were deleted. Keys written while it runs may survive it.
     pub fn flush(&self) -> Result<u64> {
@@ -598,7 +716,8 @@ impl CountHints {
 }
 
 /// Milliseconds since the Unix epoch.
-pub(crate) fn now_ms() -> u64 {
+/// The Unix time in milliseconds, as expiry times are kept.
+pub fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)

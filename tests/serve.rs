@@ -526,3 +526,78 @@ fn stop_from_a_handle_while_clients_are_connected() {
         assert!(store.bloom("f").exists(i.to_string().as_bytes()).unwrap());
     }
 }
+
+#[test]
+fn expiry_commands_and_the_background_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = TestServer::start(dir.path(), ServerConfig::default());
+    let mut c = server.client();
+    assert_eq!(c.cmd(&["BF.ADD", "f", "x"]), Value::Int(1));
+    assert_eq!(c.cmd(&["TTL", "f"]), Value::Int(-1));
+    assert_eq!(c.cmd(&["TTL", "missing"]), Value::Int(-2));
+    assert_eq!(c.cmd(&["EXPIRE", "missing", "10"]), Value::Int(0));
+    assert_eq!(c.cmd(&["EXPIRE", "f", "100"]), Value::Int(1));
+    assert_eq!(c.cmd(&["TTL", "f"]), Value::Int(100));
+    assert!(matches!(c.cmd(&["PTTL", "f"]), Value::Int(ms) if (99_000..=100_000).contains(&ms)));
+    assert_eq!(c.cmd(&["EXPIRE", "f", "50", "NX"]), Value::Int(0));
+    assert_eq!(c.cmd(&["EXPIRE", "f", "50", "GT"]), Value::Int(0));
+    assert_eq!(c.cmd(&["EXPIRE", "f", "500", "GT"]), Value::Int(1));
+    assert_eq!(c.cmd(&["EXPIRE", "f", "50", "XX", "LT"]), Value::Int(1));
+    assert_eq!(c.cmd(&["TTL", "f"]), Value::Int(50));
+    assert_eq!(c.cmd(&["PERSIST", "f"]), Value::Int(1));
+    assert_eq!(c.cmd(&["PERSIST", "f"]), Value::Int(0));
+    assert_eq!(c.cmd(&["EXPIRE", "f", "50", "XX"]), Value::Int(0));
+    assert_eq!(c.cmd(&["EXPIRE", "f", "50", "LT"]), Value::Int(1));
+    assert_eq!(
+        c.cmd(&["EXPIRE", "f", "5", "NX", "XX"]),
+        error("ERR NX and XX, GT or LT options at the same time are not compatible")
+    );
+    assert_eq!(
+        c.cmd(&["EXPIRE", "f", "5", "GT", "LT"]),
+        error("ERR GT and LT options at the same time are not compatible")
+    );
+    assert_eq!(
+        c.cmd(&["EXPIRE", "f", "5", "SOON"]),
+        error("ERR Unsupported option SOON")
+    );
+    assert_eq!(
+        c.cmd(&["EXPIRE", "f", "ten"]),
+        error("ERR value is not an integer or out of range")
+    );
+    assert_eq!(
+        c.cmd(&["EXPIRE", "f", "9223372036854775807"]),
+        error("ERR invalid expire time in 'expire' command")
+    );
+    let at = rocksketch::now_ms() / 1000 + 1000;
+    assert_eq!(c.cmd(&["EXPIREAT", "f", &at.to_string()]), Value::Int(1));
+    assert_eq!(c.cmd(&["EXPIRETIME", "f"]), Value::Int(at as i64));
+    assert_eq!(c.cmd(&["PEXPIRETIME", "f"]), Value::Int(at as i64 * 1000));
+    // Expired: gone from every read at once.
+    assert_eq!(c.cmd(&["CMS.INITBYDIM", "c", "10", "2"]), ok());
+    assert_eq!(c.cmd(&["PEXPIRE", "c", "100"]), Value::Int(1));
+    assert_eq!(c.cmd(&["PEXPIRE", "f", "100"]), Value::Int(1));
+    std::thread::sleep(Duration::from_millis(150));
+    assert_eq!(c.cmd(&["EXISTS", "c", "f"]), Value::Int(0));
+    assert_eq!(c.cmd(&["TYPE", "c"]), Value::Simple("none".into()));
+    assert_eq!(c.cmd(&["DBSIZE"]), Value::Int(0));
+    assert_eq!(c.cmd(&["BF.EXISTS", "f", "x"]), Value::Int(0));
+    assert_eq!(
+        c.cmd(&["CMS.QUERY", "c", "a"]),
+        error("CMS: key does not exist")
+    );
+    assert_eq!(c.cmd(&["EXPIRE", "gone", "-1"]), Value::Int(0));
+    assert_eq!(c.cmd(&["BF.ADD", "gone", "x"]), Value::Int(1));
+    assert_eq!(c.cmd(&["EXPIRE", "gone", "-1"]), Value::Int(1));
+    assert_eq!(c.cmd(&["EXISTS", "gone"]), Value::Int(0));
+    // The server's sweeper deletes the expired records within a pass (about a second).
+    std::thread::sleep(Duration::from_millis(1500));
+    server.stop();
+    let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
+    assert_eq!(store.sweep_expired(None, 100).unwrap(), (0, None));
+    let db = store.db();
+    let meta = db.cf_handle(rocksketch::META_CF).unwrap();
+    assert_eq!(
+        db.iterator_cf(meta, rocksdb::IteratorMode::Start).count(),
+        0
+    );
+}

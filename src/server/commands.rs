@@ -6,7 +6,7 @@ use super::glob;
 use crate::command::{self, parse::parse_i64, Reply};
 use crate::resp::Protocol;
 use crate::store::Namespace;
-use crate::KeyType;
+use crate::{now_ms, KeyType};
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
 
@@ -70,6 +70,15 @@ const COMMANDS: &[Spec] = &[
     spec("type", 2, READ, KEY1),
     spec("keys", 2, &["readonly"], NONE),
     spec("scan", -2, &["readonly"], NONE),
+    spec("expire", -3, &["write", "fast"], KEY1),
+    spec("pexpire", -3, &["write", "fast"], KEY1),
+    spec("expireat", -3, &["write", "fast"], KEY1),
+    spec("pexpireat", -3, &["write", "fast"], KEY1),
+    spec("ttl", 2, READ, KEY1),
+    spec("pttl", 2, READ, KEY1),
+    spec("expiretime", 2, READ, KEY1),
+    spec("pexpiretime", 2, READ, KEY1),
+    spec("persist", 2, &["write", "fast"], KEY1),
     spec("flushdb", -1, &["write"], NONE),
     spec("flushall", -1, &["write"], NONE),
     spec("command", -1, &["loading", "stale"], NONE),
@@ -151,6 +160,12 @@ pub(crate) fn dispatch(conn: &mut Connection, args: &[Vec<u8>]) -> Outcome {
         "type" => key_type(conn, args),
         "keys" => keys(conn, args),
         "scan" => scan(conn, args),
+        "expire" | "pexpire" | "expireat" | "pexpireat" => expire(conn, args, &name),
+        "ttl" | "pttl" | "expiretime" | "pexpiretime" => ttl(conn, args, &name),
+        "persist" => match conn.ns().persist(&args[1]) {
+            Ok(done) => Reply::Int(i64::from(done)),
+            Err(e) => Reply::error(&e),
+        },
         "flushdb" | "flushall" => flush(conn, args, name == "flushall"),
         "command" => command_cmd(conn, args),
         "module" => module(args),
@@ -520,6 +535,77 @@ fn scan(conn: &Connection, args: &[Vec<u8>]) -> Reply {
         .map(|(key, _)| Reply::Bulk(key))
         .collect();
     Reply::Array(vec![bulk(next.to_string()), Reply::Array(keys)])
+}
+
+/// `EXPIRE key seconds [NX|XX|GT|LT]` and its `PEXPIRE`, `EXPIREAT`, `PEXPIREAT` kin.
+fn expire(conn: &Connection, args: &[Vec<u8>], name: &str) -> Reply {
+    let Some(amount) = parse_i64(&args[2]) else {
+        return err(NOT_INTEGER);
+    };
+    let (mut nx, mut xx, mut gt, mut lt) = (false, false, false, false);
+    for option in &args[3..] {
+        match lower(option).as_str() {
+            "nx" => nx = true,
+            "xx" => xx = true,
+            "gt" => gt = true,
+            "lt" => lt = true,
+            _ => {
+                return Reply::Error(format!(
+                    "ERR Unsupported option {}",
+                    String::from_utf8_lossy(option)
+                ))
+            }
+        }
+    }
+    if nx && (xx || gt || lt) {
+        return err("ERR NX and XX, GT or LT options at the same time are not compatible");
+    }
+    if gt && lt {
+        return err("ERR GT and LT options at the same time are not compatible");
+    }
+    let (scale, relative) = match name {
+        "expire" => (1000, true),
+        "pexpire" => (1, true),
+        "expireat" => (1000, false),
+        _ => (1, false),
+    };
+    let base = if relative { now_ms() as i64 } else { 0 };
+    let at = amount
+        .checked_mul(scale)
+        .and_then(|ms| ms.checked_add(base))
+        .filter(|at| *at <= i64::MAX / 2);
+    let Some(at) = at else {
+        return Reply::Error(format!("ERR invalid expire time in '{name}' command"));
+    };
+    let at = at.max(0) as u64;
+    // A key without expiry counts as expiring at infinity (as Redis has it).
+    let allow = |current: Option<u64>| {
+        let after = current.is_some_and(|c| at > c);
+        let before = current.is_none_or(|c| at < c);
+        !(nx && current.is_some() || xx && current.is_none() || gt && !after || lt && !before)
+    };
+    match conn.ns().expire_at_if(&args[1], at, allow) {
+        Ok(done) => Reply::Int(i64::from(done)),
+        Err(e) => Reply::error(&e),
+    }
+}
+
+/// `TTL` / `PTTL` (time left; -1 without expiry, -2 for a missing key) and
+/// `EXPIRETIME` / `PEXPIRETIME` (the Unix time it expires at).
+fn ttl(conn: &Connection, args: &[Vec<u8>], name: &str) -> Reply {
+    let at = match conn.ns().expire_time(&args[1]) {
+        Ok(None) => return Reply::Int(-2),
+        Ok(Some(0)) => return Reply::Int(-1),
+        Ok(Some(at)) => at as i64,
+        Err(e) => return Reply::error(&e),
+    };
+    let left = (at - now_ms() as i64).max(0);
+    Reply::Int(match name {
+        "ttl" => (left + 500) / 1000,
+        "pttl" => left,
+        "expiretime" => at / 1000,
+        _ => at,
+    })
 }
 
 /// `FLUSHDB` / `FLUSHALL [ASYNC|SYNC]`: both run synchronously.

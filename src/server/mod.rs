@@ -31,7 +31,7 @@ use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// How the host listens and what it allows.
 #[derive(Debug, Clone)]
@@ -74,6 +74,10 @@ const UNAUTHENTICATED_LIMITS: Limits = Limits {
     max_args: 10,
     max_inline: 16 << 10,
 };
+
+/// Metadata records the expiry sweeper reads per step, and its pause between steps.
+const SWEEP_STEP: usize = 1000;
+const SWEEP_PAUSE: Duration = Duration::from_millis(100);
 
 /// A bound server, ready to [`Server::run`].
 pub struct Server {
@@ -205,6 +209,7 @@ impl Server {
     /// Accepts and serves clients until shut down, then closes every connection, waits
     /// for their threads and flushes the store, so nothing acknowledged is lost.
     pub fn run(self) -> crate::Result<()> {
+        let sweeper = self.start_sweeper();
         let mut threads: Vec<JoinHandle<()>> = Vec::new();
         for stream in self.listener.incoming() {
             if self.shared.is_shutting_down() {
@@ -226,7 +231,38 @@ impl Server {
         for thread in threads {
             let _ = thread.join();
         }
+        if let Some(sweeper) = sweeper {
+            let _ = sweeper.join();
+        }
         self.shared.store.flush()
+    }
+
+    /// Starts the thread that deletes expired keys: a step of [`SWEEP_STEP`] metadata
+    /// records every [`SWEEP_PAUSE`], and a pass over all of them at most every second.
+    fn start_sweeper(&self) -> Option<JoinHandle<()>> {
+        let shared = self.shared.clone();
+        let sweep = move || {
+            let mut cursor: Option<Vec<u8>> = None;
+            let mut pass_started = Instant::now();
+            while !shared.is_shutting_down() {
+                std::thread::sleep(SWEEP_PAUSE);
+                if cursor.is_none() && pass_started.elapsed() < Duration::from_secs(1) {
+                    continue;
+                }
+                if cursor.is_none() {
+                    pass_started = Instant::now();
+                }
+                // An error (say, a corrupt record) ends this pass; the next one retries.
+                cursor = match shared.store.sweep_expired(cursor.as_deref(), SWEEP_STEP) {
+                    Ok((_, next)) => next,
+                    Err(_) => None,
+                };
+            }
+        };
+        std::thread::Builder::new()
+            .name("expiry-sweeper".to_owned())
+            .spawn(sweep)
+            .ok()
     }
 
     /// Registers a new connection and starts its thread; refuses it past `max_clients`.

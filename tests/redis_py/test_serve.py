@@ -10,6 +10,7 @@ import signal
 import subprocess
 import tempfile
 import threading
+import time
 import unittest
 
 import redis
@@ -228,6 +229,24 @@ class Families:
         other.close()
         self.assertTrue(r.flushall())
         self.assertEqual(r.dbsize(), 0)
+
+    def test_expiry(self):
+        r = self.r
+        r.bf().add("short", "x")
+        r.bf().add("long", "x")
+        self.assertEqual(r.ttl("long"), -1)
+        self.assertEqual(r.ttl("missing"), -2)
+        self.assertTrue(r.expire("long", 100))
+        self.assertEqual(r.ttl("long"), 100)
+        self.assertFalse(r.expire("long", 10, nx=True))
+        self.assertTrue(r.expire("long", 10, lt=True))
+        self.assertTrue(r.persist("long"))
+        self.assertEqual(r.ttl("long"), -1)
+        self.assertTrue(r.pexpire("short", 100))
+        time.sleep(0.2)
+        self.assertEqual(r.exists("short"), 0)
+        self.assertEqual(r.bf().exists("short", "x"), 0)
+        self.assertEqual(r.bf().exists("long", "x"), 1)
 
     def test_connection(self):
         r = self.r

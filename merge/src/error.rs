@@ -23,6 +23,8 @@ pub enum Error {
     WrongKind { expected: u8, got: u8 },
     /// The layout is well-formed but a field is out of range.
     Invalid(&'static str),
+    /// A merge dropped operands of this page that did not decode: it lacks their writes.
+    LostOperands,
 }
 
 impl fmt::Display for Error {
@@ -46,6 +48,9 @@ impl fmt::Display for Error {
                 write!(f, "wrong kind: expected {expected:#04x}, got {got:#04x}")
             }
             Error::Invalid(what) => write!(f, "invalid field: {what}"),
+            Error::LostOperands => {
+                f.write_str("a merge dropped operands that did not decode; writes are missing")
+            }
         }
     }
 }

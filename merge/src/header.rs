@@ -2,8 +2,12 @@
 //!
 //! ```text
 //! Header, 12 bytes, then the payload:
-//! kind u8 | version u8 | reserved u16 (zero) | payload_len u32 LE | crc32 u32 LE (of the payload)
+//! kind u8 | version u8 | flags u16 LE | payload_len u32 LE | crc32 u32 LE (of the payload)
 //! ```
+//!
+//! Flags: bit 0 ([`FLAG_LOST_OPERANDS`]) marks a page that a full merge produced while
+//! dropping operands it could not decode: the page lacks those writes, so decoding it
+//! reports [`Error::LostOperands`] instead of answering wrongly. Other bits are zero.
 //!
 //! One merge operator serves every structure, so the kind tag tells it what it holds;
 //! the version byte lets a later format be added while the old one stays readable.
@@ -18,6 +22,8 @@ const LEN_OFFSET: usize = RESERVED_OFFSET + 2;
 const CRC_OFFSET: usize = LEN_OFFSET + 4;
 /// Size of the header in bytes.
 pub const HEADER_LEN: usize = CRC_OFFSET + 4;
+/// The flag of a page that lacks writes a merge could not decode.
+pub const FLAG_LOST_OPERANDS: u16 = 1;
 
 /// The kinds of value stored under a page key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -89,8 +95,10 @@ pub fn decode(bytes: &[u8]) -> Result<Framed<'_>> {
     if version != VERSION_1 {
         return Err(Error::UnsupportedVersion(version));
     }
-    if read_u16(header, RESERVED_OFFSET) != 0 {
-        return Err(Error::Invalid("reserved header bits are set"));
+    match read_u16(header, RESERVED_OFFSET) {
+        0 => {}
+        FLAG_LOST_OPERANDS => return Err(Error::LostOperands),
+        _ => return Err(Error::Invalid("reserved header bits are set")),
     }
     let payload_len = le_u32(header, LEN_OFFSET) as usize;
     let expected_crc = le_u32(header, CRC_OFFSET);
@@ -120,6 +128,14 @@ pub fn decode(bytes: &[u8]) -> Result<Framed<'_>> {
         version,
         payload,
     })
+}
+
+/// Flags a merged value as lacking operands that did not decode (see the module docs).
+/// A value too short to hold a header is left as it is: it fails to decode anyway.
+pub fn mark_lost_operands(value: &mut [u8]) {
+    if let Some(flags) = value.get_mut(RESERVED_OFFSET) {
+        *flags |= FLAG_LOST_OPERANDS as u8;
+    }
 }
 
 /// Starts a value of `kind`: writes a header whose length and checksum

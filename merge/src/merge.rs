@@ -25,7 +25,8 @@ impl Merged {
 ///
 /// Total: never panics and never fails, because a failed merge makes RocksDB read-only.
 /// - An operand that cannot be decoded, or does not fit the page, is skipped and counted
-///   in [`Merged::skipped`].
+///   in [`Merged::skipped`], and the page is flagged ([`header::FLAG_LOST_OPERANDS`]), so
+///   every later read of it reports the loss instead of answering without those writes.
 /// - A stored value that cannot be decoded is returned unchanged (and every operand is
 ///   counted as skipped), so the read that decodes it reports the corruption.
 ///
@@ -35,6 +36,15 @@ where
     I: IntoIterator<Item = &'a [u8]>,
 {
     let operands: Vec<&[u8]> = operands.into_iter().collect();
+    let mut merged = merge_family(existing, &operands);
+    // Flag a page made without some operands; a corrupt stored value stays as it was.
+    if merged.skipped > 0 && header::decode(&merged.value).is_ok() {
+        header::mark_lost_operands(&mut merged.value);
+    }
+    merged
+}
+
+fn merge_family(existing: Option<&[u8]>, operands: &[&[u8]]) -> Merged {
     let family = match existing {
         Some(bytes) => header::peek_kind(bytes).and_then(Result::ok),
         None => operands
@@ -42,9 +52,9 @@ where
             .find_map(|op| header::peek_kind(op).and_then(Result::ok)),
     };
     match family {
-        Some(Kind::CounterPage | Kind::CounterDelta) => counter::full_merge(existing, &operands),
-        Some(Kind::TallyPage | Kind::TallyDelta) => tally::full_merge(existing, &operands),
-        Some(Kind::BitPage | Kind::BitDelta) => bits::full_merge(existing, &operands),
+        Some(Kind::CounterPage | Kind::CounterDelta) => counter::full_merge(existing, operands),
+        Some(Kind::TallyPage | Kind::TallyDelta) => tally::full_merge(existing, operands),
+        Some(Kind::BitPage | Kind::BitDelta) => bits::full_merge(existing, operands),
         None => Merged {
             value: existing.unwrap_or_default().to_vec(),
             skipped: operands.len(),

@@ -194,15 +194,56 @@ fn corrupt_existing_page_is_returned_unchanged() {
     assert!(CounterPage::decode(&merged.value).is_err());
 }
 
-/// A delta written for a page of another length is skipped, not applied out of shape.
+/// A delta written for a page of another length is skipped, not applied out of shape,
+/// and the page says it lacks a write.
 #[test]
 fn delta_of_another_page_length_is_skipped() {
     let page = CounterPage::zeroed(8).encode();
     let op = CounterDelta::sparse(4, vec![(0, 1)]).unwrap().encode();
     let merged = full_merge(Some(&page), [op.as_slice()]);
     assert_eq!(merged.skipped, 1);
-    assert_eq!(cells(&merged.value), vec![0; 8]);
+    assert_eq!(
+        CounterPage::decode(&merged.value),
+        Err(rocksketch_merge::Error::LostOperands)
+    );
     assert_eq!(partial_merge([op.as_slice(), page.as_slice()]), None);
+}
+
+/// An operand with flipped bytes is dropped without failing the merge; the page it
+/// was meant for is flagged, every later merge keeps the flag, and reads report it.
+#[test]
+fn a_corrupt_operand_flags_the_page_for_good() {
+    let good = CounterDelta::sparse(8, vec![(1, 5)]).unwrap().encode();
+    let mut bad = CounterDelta::sparse(8, vec![(2, 7)]).unwrap().encode();
+    let last = bad.len() - 1;
+    bad[last] ^= 0x40;
+    let merged = full_merge(None, [good.as_slice(), bad.as_slice()]);
+    assert_eq!(merged.skipped, 1);
+    let lost = Err(rocksketch_merge::Error::LostOperands);
+    assert_eq!(CounterPage::decode(&merged.value), lost);
+    let later = full_merge(Some(&merged.value), [good.as_slice()]);
+    assert_eq!(CounterPage::decode(&later.value), lost);
+    for (page, op) in [
+        (
+            rocksketch_merge::bits::BitPage::zeroed(64).encode(),
+            rocksketch_merge::bits::BitDelta::sparse(64, vec![3])
+                .unwrap()
+                .encode(),
+        ),
+        (
+            rocksketch_merge::tally::Tally::new(vec![1]).encode_page(),
+            rocksketch_merge::tally::Tally::new(vec![2]).encode_delta(),
+        ),
+    ] {
+        let mut op = op;
+        op[12] ^= 0xff;
+        let merged = full_merge(Some(&page), [op.as_slice()]);
+        assert_eq!(merged.skipped, 1);
+        assert!(matches!(
+            rocksketch_merge::header::decode(&merged.value),
+            Err(rocksketch_merge::Error::LostOperands)
+        ));
+    }
 }
 
 mod bit_pages {

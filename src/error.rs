@@ -171,3 +171,10 @@ impl From<CmsError> for Error {
 
 /// `Result` with the engine's error.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl From<&Error> for rocksketch_resp::Reply {
+    /// An error reply carrying the error's text (RedisBloom's, where it has one).
+    fn from(err: &Error) -> rocksketch_resp::Reply {
+        rocksketch_resp::Reply::Error(err.to_string())
+    }
+}

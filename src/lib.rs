@@ -40,7 +40,7 @@ pub mod keys;
 mod locks;
 pub mod meta;
 mod operator;
-pub mod resp;
+pub use rocksketch_resp as resp;
 pub mod server;
 mod store;
 

@@ -601,3 +601,62 @@ fn expiry_commands_and_the_background_sweep() {
         0
     );
 }
+
+#[test]
+fn a_client_sending_one_byte_a_second_holds_up_no_one() {
+    let (_dir, server) = server();
+    let mut slow = server.client();
+    let addr = server.addr;
+    let others = std::thread::spawn(move || {
+        let mut c = Client::connect(addr);
+        let start = std::time::Instant::now();
+        for i in 0..200 {
+            let item = i.to_string();
+            assert_eq!(c.cmd(&["BF.ADD", "busy", &item]), Value::Int(1));
+        }
+        start.elapsed()
+    });
+    for byte in b"PING\r\n" {
+        slow.send_raw(&[*byte]);
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    assert_eq!(slow.read(), Value::Simple("PONG".into()));
+    let busy = others.join().unwrap();
+    assert!(busy < Duration::from_secs(5), "others waited: {busy:?}");
+}
+
+#[test]
+fn default_limits_refuse_absurd_lengths() {
+    let (_dir, server) = server();
+    for (bad, reply) in [
+        (
+            &b"*2000000\r\n"[..],
+            "ERR Protocol error: invalid multibulk length",
+        ),
+        (
+            b"*1\r\n$600000000\r\n",
+            "ERR Protocol error: invalid bulk length",
+        ),
+        (
+            b"*1\r\n$99999999999999999999999\r\n",
+            "ERR Protocol error: invalid bulk length",
+        ),
+        (b"*-1\r\n*1\r\n$4\r\nPING\r\n", ""),
+    ] {
+        let mut c = server.client();
+        c.send_raw(bad);
+        if reply.is_empty() {
+            // A null array is an empty request: skipped, as Redis does.
+            assert_eq!(c.read(), Value::Simple("PONG".into()));
+        } else {
+            assert_eq!(c.read(), error(reply));
+            assert!(c.is_closed());
+        }
+    }
+    // A request that announces many arguments and stops costs nothing until they come.
+    let mut c = server.client();
+    c.send_raw(b"*1000000\r\n$3\r\nabc\r\n");
+    let mut other = server.client();
+    assert_eq!(other.cmd(&["PING"]), Value::Simple("PONG".into()));
+    drop(c);
+}

@@ -74,7 +74,7 @@ fn bf_add(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
     let done = added.len();
     let mut replies: Vec<Reply> = added.into_iter().map(Reply::Bool).collect();
     if let Some(err) = error {
-        replies.push(Reply::error(&err));
+        replies.push(Reply::from(&err));
         // Whatever stopped the batch answers the rest one by one, as it would have.
         replies.extend(run[done + 1..].iter().map(|r| execute(ns, r)));
     }
@@ -85,7 +85,7 @@ fn bf_exists(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
     let items: Vec<&[u8]> = run.iter().map(|r| r[2].as_slice()).collect();
     match ns.bloom(key).mexists(&items) {
         Ok(found) => found.into_iter().map(Reply::Bool).collect(),
-        Err(err) => vec![Reply::error(&err); run.len()],
+        Err(err) => vec![Reply::from(&err); run.len()],
     }
 }
 
@@ -109,7 +109,7 @@ fn cms_query(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
                 })
                 .collect()
         }
-        Err(err) => vec![Reply::error(&err); run.len()],
+        Err(err) => vec![Reply::from(&err); run.len()],
     }
 }
 
@@ -120,7 +120,7 @@ fn cms_incrby(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
     let cms = ns.cms(key);
     // A missing key or another type answers before any number is parsed.
     if let Err(err) = cms.dims() {
-        return vec![Reply::error(&err); run.len()];
+        return vec![Reply::from(&err); run.len()];
     }
     // Each command's pairs, or the error that rejects the command as a whole.
     let parsed: Vec<Result<Pairs, Error>> = run
@@ -144,13 +144,13 @@ fn cms_incrby(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
         .collect();
     let estimates = match cms.incr_by_with_estimates(&pairs) {
         Ok(estimates) => estimates,
-        Err(err) => return vec![Reply::error(&err); run.len()],
+        Err(err) => return vec![Reply::from(&err); run.len()],
     };
     let mut estimates = estimates.into_iter();
     parsed
         .iter()
         .map(|p| match p {
-            Err(err) => Reply::error(err),
+            Err(err) => Reply::from(err),
             Ok(pairs) => Reply::Array(
                 estimates
                     .by_ref()

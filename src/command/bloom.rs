@@ -68,7 +68,7 @@ fn madd_reply(added: Vec<bool>, error: Option<Error>) -> Result<Reply> {
         (true, Some(Error::WrongType)) => Err(Error::WrongType),
         (_, error) => {
             let mut replies: Vec<Reply> = added.into_iter().map(Reply::Bool).collect();
-            replies.extend(error.map(|e| Reply::error(&e)));
+            replies.extend(error.map(|e| Reply::from(&e)));
             Ok(Reply::Array(replies))
         }
     }

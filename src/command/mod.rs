@@ -12,51 +12,11 @@ pub use batch::execute_pipeline;
 use crate::error::Error;
 use crate::store::Namespace;
 
-/// A reply, before it is encoded for a protocol version.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Reply {
-    /// A simple string (`+OK`).
-    Simple(String),
-    /// An integer.
-    Int(i64),
-    /// A bulk string.
-    Bulk(Vec<u8>),
-    /// The null reply.
-    Nil,
-    /// An error reply (the text as sent, with its prefix, if any).
-    Error(String),
-    /// An array.
-    Array(Vec<Reply>),
-    /// A map in RESP3; a flat array of keys and values in RESP2.
-    Map(Vec<(Reply, Reply)>),
-    /// A boolean in RESP3; the integer 1 or 0 in RESP2.
-    Bool(bool),
-}
+pub use rocksketch_resp::Reply;
 
-impl Reply {
-    /// `+OK`.
-    pub fn ok() -> Reply {
-        Reply::Simple("OK".to_owned())
-    }
-
-    /// An error reply carrying an engine error's text.
-    pub fn error(err: &Error) -> Reply {
-        Reply::Error(err.to_string())
-    }
-
-    /// Redis's reply to a wrong number of arguments.
-    pub fn wrong_arity(name: &str) -> Reply {
-        Reply::Error(format!(
-            "ERR wrong number of arguments for '{}' command",
-            name.to_ascii_lowercase()
-        ))
-    }
-}
-
-impl From<Result<Reply, Error>> for Reply {
-    fn from(result: Result<Reply, Error>) -> Reply {
-        result.unwrap_or_else(|err| Reply::error(&err))
-    }
+/// A command's result as its reply: an engine error becomes an error reply.
+fn reply(result: Result<Reply, Error>) -> Reply {
+    result.unwrap_or_else(|err| Reply::from(&err))
 }
 
 /// Runs one command (`args[0]` is its name) against `ns`. Never panics on any input:
@@ -67,7 +27,7 @@ pub fn execute(ns: &Namespace, args: &[Vec<u8>]) -> Reply {
     };
     let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
     match cms::handler(&lower).or_else(|| bloom::handler(&lower)) {
-        Some(handler) => handler(ns, args).into(),
+        Some(handler) => reply(handler(ns, args)),
         None => unknown_command(args),
     }
 }

@@ -164,7 +164,7 @@ pub(crate) fn dispatch(conn: &mut Connection, args: &[Vec<u8>]) -> Outcome {
         "ttl" | "pttl" | "expiretime" | "pexpiretime" => ttl(conn, args, &name),
         "persist" => match conn.ns().persist(&args[1]) {
             Ok(done) => Reply::Int(i64::from(done)),
-            Err(e) => Reply::error(&e),
+            Err(e) => Reply::from(&e),
         },
         "flushdb" | "flushall" => flush(conn, args, name == "flushall"),
         "command" => command_cmd(conn, args),
@@ -426,7 +426,7 @@ fn count_keys(ns: &Namespace) -> Result<u64, Reply> {
     loop {
         let page = ns
             .scan(after.as_deref(), 4096)
-            .map_err(|e| Reply::error(&e))?;
+            .map_err(|e| Reply::from(&e))?;
         let Some((last, _)) = page.last() else {
             return Ok(count);
         };
@@ -442,7 +442,7 @@ fn del(conn: &Connection, args: &[Vec<u8>]) -> Reply {
         match ns.delete(key) {
             Ok(true) => deleted += 1,
             Ok(false) => {}
-            Err(e) => return Reply::error(&e),
+            Err(e) => return Reply::from(&e),
         }
     }
     Reply::Int(deleted)
@@ -455,7 +455,7 @@ fn exists(conn: &Connection, args: &[Vec<u8>]) -> Reply {
         match ns.exists(key) {
             Ok(true) => found += 1,
             Ok(false) => {}
-            Err(e) => return Reply::error(&e),
+            Err(e) => return Reply::from(&e),
         }
     }
     Reply::Int(found)
@@ -465,7 +465,7 @@ fn key_type(conn: &Connection, args: &[Vec<u8>]) -> Reply {
     match conn.ns().key_type(&args[1]) {
         Ok(Some(t)) => Reply::Simple(t.redis_name().to_owned()),
         Ok(None) => Reply::Simple("none".to_owned()),
-        Err(e) => Reply::error(&e),
+        Err(e) => Reply::from(&e),
     }
 }
 
@@ -477,7 +477,7 @@ fn keys(conn: &Connection, args: &[Vec<u8>]) -> Reply {
                 .map(|(key, _)| Reply::Bulk(key))
                 .collect(),
         ),
-        Err(e) => Reply::error(&e),
+        Err(e) => Reply::from(&e),
     }
 }
 
@@ -516,7 +516,7 @@ fn scan(conn: &Connection, args: &[Vec<u8>]) -> Reply {
     };
     let page = match ns.scan(after.as_deref(), count) {
         Ok(page) => page,
-        Err(e) => return Reply::error(&e),
+        Err(e) => return Reply::from(&e),
     };
     let next = match page.last() {
         Some((last, _)) if page.len() == count => {
@@ -586,7 +586,7 @@ fn expire(conn: &Connection, args: &[Vec<u8>], name: &str) -> Reply {
     };
     match conn.ns().expire_at_if(&args[1], at, allow) {
         Ok(done) => Reply::Int(i64::from(done)),
-        Err(e) => Reply::error(&e),
+        Err(e) => Reply::from(&e),
     }
 }
 
@@ -597,7 +597,7 @@ fn ttl(conn: &Connection, args: &[Vec<u8>], name: &str) -> Reply {
         Ok(None) => return Reply::Int(-2),
         Ok(Some(0)) => return Reply::Int(-1),
         Ok(Some(at)) => at as i64,
-        Err(e) => return Reply::error(&e),
+        Err(e) => return Reply::from(&e),
     };
     let left = (at - now_ms() as i64).max(0);
     Reply::Int(match name {
@@ -622,7 +622,7 @@ fn flush(conn: &Connection, args: &[Vec<u8>], all: bool) -> Reply {
     };
     for db in dbs {
         if let Err(e) = conn.shared.store.ns(db).flush() {
-            return Reply::error(&e);
+            return Reply::from(&e);
         }
     }
     Reply::ok()

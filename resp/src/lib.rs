@@ -1,9 +1,45 @@
-//! The RESP wire format: encoding [`Reply`]s for RESP2 or RESP3, and an incremental
-//! parser for requests (multi-bulk arrays and inline commands) with size limits, so a
-//! hostile client can neither crash the host nor make it buffer without bound.
+//! The RESP wire format: [`Reply`]s and their encoding for RESP2 or RESP3, and an
+//! incremental parser for requests (multi-bulk arrays and inline commands) with size
+//! limits, so a hostile client can neither crash the host nor make it buffer without
+//! bound. No I/O and no storage here, so the parser can be fuzzed on its own.
 
-use crate::command::Reply;
 use std::fmt;
+
+/// A reply, before it is encoded for a protocol version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    /// A simple string (`+OK`).
+    Simple(String),
+    /// An integer.
+    Int(i64),
+    /// A bulk string.
+    Bulk(Vec<u8>),
+    /// The null reply.
+    Nil,
+    /// An error reply (the text as sent, with its prefix, if any).
+    Error(String),
+    /// An array.
+    Array(Vec<Reply>),
+    /// A map in RESP3; a flat array of keys and values in RESP2.
+    Map(Vec<(Reply, Reply)>),
+    /// A boolean in RESP3; the integer 1 or 0 in RESP2.
+    Bool(bool),
+}
+
+impl Reply {
+    /// `+OK`.
+    pub fn ok() -> Reply {
+        Reply::Simple("OK".to_owned())
+    }
+
+    /// Redis's reply to a wrong number of arguments.
+    pub fn wrong_arity(name: &str) -> Reply {
+        Reply::Error(format!(
+            "ERR wrong number of arguments for '{}' command",
+            name.to_ascii_lowercase()
+        ))
+    }
+}
 
 /// The protocol version a connection speaks (`HELLO 2` / `HELLO 3`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,12 +227,12 @@ fn read_line<'a>(
     limits: &Limits,
 ) -> Result<Option<(&'a [u8], usize)>, ProtocolError> {
     let rest = buf.get(at..).unwrap_or_default();
+    // A line over the limit is refused whether or not its end has arrived, so that
+    // the answer does not depend on how the bytes were cut into reads.
     match rest.windows(2).position(|w| w == b"\r\n") {
-        Some(end) => Ok(Some((&rest[..end], at + end + 2))),
-        None if rest.len() > limits.max_inline => {
-            Err(ProtocolError("too big inline request".to_owned()))
-        }
-        None => Ok(None),
+        Some(end) if end <= limits.max_inline => Ok(Some((&rest[..end], at + end + 2))),
+        None if rest.len() <= limits.max_inline => Ok(None),
+        _ => Err(ProtocolError("too big inline request".to_owned())),
     }
 }
 
@@ -236,10 +272,11 @@ fn read_bulk(
 
 fn parse_inline(buf: &[u8], limits: &Limits) -> Parsed {
     // Inline commands end at LF; a CR before it is dropped (telnet and nc send either).
-    let Some(end) = buf.iter().position(|b| *b == b'\n') else {
-        if buf.len() > limits.max_inline {
-            return Err(ProtocolError("too big inline request".to_owned()));
-        }
+    let end = buf.iter().position(|b| *b == b'\n');
+    if end.unwrap_or(buf.len()) > limits.max_inline {
+        return Err(ProtocolError("too big inline request".to_owned()));
+    }
+    let Some(end) = end else {
         return Ok(None);
     };
     let text = buf[..end].strip_suffix(b"\r").unwrap_or(&buf[..end]);
@@ -380,6 +417,15 @@ mod tests {
             );
         }
         assert!(parse(&[b'a'; 40], &limits).is_err());
+        // Over the limit with its end in sight too: the answer must not depend on how
+        // the bytes arrived (found by the `resp` fuzz target).
+        let mut long = vec![b'a'; 40];
+        long.push(b'\n');
+        assert!(parse(&long, &limits).is_err());
+        let mut header = b"*1\r\n$".to_vec();
+        header.extend(vec![b'1'; 40]);
+        header.extend_from_slice(b"\r\n");
+        assert!(parse(&header, &limits).is_err());
         assert!(parse(b"a b c d e\n", &limits).is_err());
         assert_eq!(parse(b"\r\n", &limits), Ok(Some((vec![], 2))));
     }

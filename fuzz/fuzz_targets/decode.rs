@@ -5,6 +5,7 @@
 use libfuzzer_sys::fuzz_target;
 use rocksketch_merge::bits::{BitDelta, BitPage};
 use rocksketch_merge::counter::{CounterDelta, CounterPage};
+use rocksketch_merge::cuckoo::{FpOps, FpPage};
 use rocksketch_merge::tally::Tally;
 use rocksketch_merge::{full_merge, partial_merge};
 
@@ -26,6 +27,12 @@ fuzz_target!(|data: &[u8]| {
     }
     if let Ok(tally) = Tally::decode_delta(data) {
         assert_eq!(tally.encode_delta(), data);
+    }
+    if let Ok(page) = FpPage::decode(data) {
+        assert_eq!(page.encode(), data);
+    }
+    if let Ok(ops) = FpOps::decode(data) {
+        assert_eq!(ops.encode(), data);
     }
     // Split the input into an existing value and operands at 0xff bytes.
     let mut parts = data.split(|b| *b == 0xff);

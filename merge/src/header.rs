@@ -41,6 +41,10 @@ pub enum Kind {
     BitPage = 0x05,
     /// Bits to set in a bit page.
     BitDelta = 0x06,
+    /// Cuckoo filter buckets and stash (see [`crate::cuckoo`]).
+    FpPage = 0x07,
+    /// Fingerprint inserts and deletes for a cuckoo page.
+    FpOps = 0x08,
 }
 
 impl Kind {
@@ -53,6 +57,8 @@ impl Kind {
             0x04 => Ok(Kind::TallyDelta),
             0x05 => Ok(Kind::BitPage),
             0x06 => Ok(Kind::BitDelta),
+            0x07 => Ok(Kind::FpPage),
+            0x08 => Ok(Kind::FpOps),
             other => Err(Error::UnknownKind(other)),
         }
     }

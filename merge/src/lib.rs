@@ -13,6 +13,7 @@
 pub mod bits;
 pub mod bytes;
 pub mod counter;
+pub mod cuckoo;
 pub mod error;
 pub mod hash;
 pub mod header;

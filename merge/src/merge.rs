@@ -1,7 +1,7 @@
 //! The merge contract: one entry point for every kind, total and deterministic.
 
 use crate::header::{self, Kind};
-use crate::{bits, counter, tally};
+use crate::{bits, counter, cuckoo, tally};
 
 /// The result of a full merge.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,6 +55,7 @@ fn merge_family(existing: Option<&[u8]>, operands: &[&[u8]]) -> Merged {
         Some(Kind::CounterPage | Kind::CounterDelta) => counter::full_merge(existing, operands),
         Some(Kind::TallyPage | Kind::TallyDelta) => tally::full_merge(existing, operands),
         Some(Kind::BitPage | Kind::BitDelta) => bits::full_merge(existing, operands),
+        Some(Kind::FpPage | Kind::FpOps) => cuckoo::full_merge(existing, operands),
         None => Merged {
             value: existing.unwrap_or_default().to_vec(),
             skipped: operands.len(),
@@ -76,6 +77,7 @@ where
         Kind::CounterDelta => counter::partial_merge(&operands),
         Kind::TallyDelta => tally::partial_merge(&operands),
         Kind::BitDelta => bits::partial_merge(&operands),
-        Kind::CounterPage | Kind::TallyPage | Kind::BitPage => None,
+        Kind::FpOps => cuckoo::partial_merge(&operands),
+        Kind::CounterPage | Kind::TallyPage | Kind::BitPage | Kind::FpPage => None,
     }
 }

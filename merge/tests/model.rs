@@ -286,3 +286,143 @@ mod bit_pages {
         }
     }
 }
+
+mod cuckoo_pages {
+    use quickcheck::{Arbitrary, Gen, QuickCheck};
+    use rocksketch_merge::cuckoo::{FpOp, FpOps, FpPage, Shape};
+    use rocksketch_merge::{full_merge, partial_merge};
+    use std::collections::BTreeMap;
+
+    /// A page shape and operands of inserts and of deletes of present fingerprints,
+    /// crowded enough that kicks and the stash are exercised.
+    #[derive(Debug, Clone)]
+    struct Case {
+        shape: Shape,
+        operands: Vec<Vec<FpOp>>,
+        cuts: Vec<usize>,
+    }
+
+    fn pair(shape: Shape, bucket: u32, fp: u16) -> (u32, u16) {
+        (bucket.min(shape.alt(bucket, fp)), fp)
+    }
+
+    impl Arbitrary for Case {
+        fn arbitrary(g: &mut Gen) -> Case {
+            let fp_bits = if bool::arbitrary(g) { 8 } else { 16 };
+            let bucket_size = 1 + u8::arbitrary(g) % 4;
+            let buckets = 1 << (u8::arbitrary(g) % 4);
+            let shape = Shape::new(fp_bits, bucket_size, buckets).unwrap();
+            // Few distinct fingerprints, so that copies and collisions are common.
+            let fps = 1 + u16::arbitrary(g) % 12;
+            let fp_max = if fp_bits == 8 { 255 } else { 65535 };
+            let mut present: Vec<(u32, u16)> = Vec::new();
+            let mut operands = Vec::new();
+            for _ in 0..usize::arbitrary(g) % 24 {
+                let mut ops = Vec::new();
+                for _ in 0..usize::arbitrary(g) % 8 {
+                    if !present.is_empty() && u8::arbitrary(g) % 3 == 0 {
+                        let (b, fp) = present.swap_remove(usize::arbitrary(g) % present.len());
+                        // Either bucket of the pair names it.
+                        let b = if bool::arbitrary(g) {
+                            b
+                        } else {
+                            shape.alt(b, fp)
+                        };
+                        ops.push(FpOp::Delete { bucket: b, fp });
+                    } else {
+                        let b = u32::arbitrary(g) % buckets;
+                        let fp = (fp_max - u16::arbitrary(g) % fps).max(1);
+                        present.push((b, fp));
+                        ops.push(FpOp::Insert { bucket: b, fp });
+                    }
+                }
+                operands.push(ops);
+            }
+            let n = operands.len();
+            let cuts = (0..usize::arbitrary(g) % 5)
+                .map(|_| usize::arbitrary(g) % (n + 1))
+                .collect();
+            Case {
+                shape,
+                operands,
+                cuts,
+            }
+        }
+    }
+
+    fn check(case: Case) -> bool {
+        let shape = case.shape;
+        let encoded: Vec<Vec<u8>> = case
+            .operands
+            .iter()
+            .map(|ops| FpOps::new(shape, ops.clone()).unwrap().encode())
+            .collect();
+        // The model: copies per (bucket pair, fingerprint).
+        let mut model: BTreeMap<(u32, u16), u32> = BTreeMap::new();
+        for op in case.operands.iter().flatten() {
+            match *op {
+                FpOp::Insert { bucket, fp } => {
+                    *model.entry(pair(shape, bucket, fp)).or_default() += 1
+                }
+                FpOp::Delete { bucket, fp } => {
+                    let n = model.entry(pair(shape, bucket, fp)).or_default();
+                    *n = n
+                        .checked_sub(1)
+                        .expect("the case deletes only present items");
+                }
+            }
+        }
+        // One by one, each operand merged onto the page before it.
+        let mut one_by_one: Option<Vec<u8>> = None;
+        for op in &encoded {
+            let merged = full_merge(one_by_one.as_deref(), [op.as_slice()]);
+            assert_eq!(merged.skipped, 0);
+            one_by_one = Some(merged.value);
+        }
+        // All at once, and through partial merges of the runs between the cuts.
+        let all = full_merge(None, encoded.iter().map(Vec::as_slice));
+        let mut cuts = case.cuts.clone();
+        cuts.extend([0, encoded.len()]);
+        cuts.sort_unstable();
+        cuts.dedup();
+        let runs: Vec<Vec<u8>> = cuts
+            .windows(2)
+            .filter_map(|w| {
+                let run: Vec<&[u8]> = encoded[w[0]..w[1]].iter().map(Vec::as_slice).collect();
+                match run.len() {
+                    0 => None,
+                    _ => Some(partial_merge(run.iter().copied()).unwrap_or_else(|| {
+                        // Declined: full-merge the run's operands separately instead.
+                        panic!("partial merge of same-shape operands declined")
+                    })),
+                }
+            })
+            .collect();
+        let partials = full_merge(None, runs.iter().map(Vec::as_slice));
+        for value in [one_by_one.unwrap_or_default(), all.value, partials.value] {
+            if value.is_empty() {
+                assert!(model.values().all(|n| *n == 0));
+                continue;
+            }
+            let page = FpPage::decode(&value).unwrap();
+            let held: u32 = (page.occupied() + page.stashed()) as u32;
+            assert_eq!(
+                held,
+                model.values().sum::<u32>(),
+                "nothing lost, nothing invented"
+            );
+            for (&(bucket, fp), &n) in &model {
+                assert_eq!(page.count(bucket, fp), n, "fp {fp} at bucket {bucket}");
+                assert_eq!(page.count(shape.alt(bucket, fp), fp), n);
+            }
+        }
+        true
+    }
+
+    #[test]
+    fn cuckoo_pages_agree_with_a_multiset() {
+        QuickCheck::new()
+            .tests(500)
+            .quickcheck(check as fn(Case) -> bool);
+    }
+}

@@ -1,0 +1,586 @@
+//! Cuckoo filter pages and their insert/delete operands.
+//!
+//! ```text
+//! FpPage (kind 0x07, v1) payload: shape | slots | stash_len u32 LE | stash
+//!   shape:  fp_bits u8 (8 or 16) | bucket_size u8 (>= 1) | buckets u32 LE (a power of two)
+//!   slots:  buckets × bucket_size fingerprints, u8 or u16 LE; 0 is an empty slot
+//!   stash:  (bucket u32 LE | fp u16 LE) × stash_len: fingerprints that found no slot
+//! FpOps  (kind 0x08, v1) payload: shape | (op u8 | bucket u32 LE | fp u16 LE) × n
+//!   op 1 inserts fp into the bucket pair of `bucket`, op 2 deletes one copy of it
+//! ```
+//!
+//! An item's two candidate buckets lie in one page: `alt(b) = (b ^ fp × 0x5bd1e995) mod
+//! buckets` (RedisBloom's alternate index, taken within the page), an involution because
+//! `buckets` is a power of two. So the full merge performs the whole insert, kick-outs
+//! included, with a deterministic victim choice and a bound of [`MAX_KICKS`]; a
+//! fingerprint still homeless after it goes to the stash with its bucket, so nothing
+//! inserted is ever lost. A delete removes one copy from either bucket or the stash and
+//! lets a stashed fingerprint of that bucket pair move into the freed slot.
+//!
+//! The observable contents of a page are the multiset of (bucket pair, fingerprint):
+//! every grouping of operands gives the same multiset, which is what lookups read.
+
+use crate::bytes::le_u32;
+use crate::error::{Error, Result};
+use crate::header::{self, Kind};
+use std::collections::HashMap;
+
+/// Kicks a full merge tries before an insert goes to the stash. The merge runs off the
+/// write path, so the bound can be far larger than RedisBloom's MAXITERATIONS (20).
+pub const MAX_KICKS: u32 = 500;
+/// Most entries a combined operand may hold; a longer partial merge is declined.
+pub const MAX_OPS: usize = 4096;
+/// Most slots in one page (bounds the memory a decoded page may claim).
+pub const MAX_SLOTS: u64 = 1 << 22;
+
+const SHAPE_LEN: usize = 6;
+const ENTRY_LEN: usize = 7;
+const STASH_ENTRY_LEN: usize = 6;
+const OP_INSERT: u8 = 1;
+const OP_DELETE: u8 = 2;
+
+/// The geometry of a page: fingerprint width, bucket size and bucket count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Shape {
+    pub fp_bits: u8,
+    pub bucket_size: u8,
+    pub buckets: u32,
+}
+
+impl Shape {
+    /// A checked shape: 8- or 16-bit fingerprints, buckets of at least one slot, a
+    /// power-of-two bucket count, at most [`MAX_SLOTS`] slots.
+    pub fn new(fp_bits: u8, bucket_size: u8, buckets: u32) -> Result<Shape> {
+        if fp_bits != 8 && fp_bits != 16 {
+            return Err(Error::Invalid("fingerprints are 8 or 16 bits"));
+        }
+        if bucket_size == 0 {
+            return Err(Error::Invalid("a bucket has at least one slot"));
+        }
+        if !buckets.is_power_of_two() {
+            return Err(Error::Invalid("the bucket count is a power of two"));
+        }
+        if u64::from(buckets) * u64::from(bucket_size) > MAX_SLOTS {
+            return Err(Error::Invalid("too many slots in a page"));
+        }
+        Ok(Shape {
+            fp_bits,
+            bucket_size,
+            buckets,
+        })
+    }
+
+    fn slots(&self) -> usize {
+        self.buckets as usize * usize::from(self.bucket_size)
+    }
+
+    fn fp_bytes(&self) -> usize {
+        usize::from(self.fp_bits / 8)
+    }
+
+    /// The other bucket of `fp`'s pair.
+    pub fn alt(&self, bucket: u32, fp: u16) -> u32 {
+        (bucket ^ u32::from(fp).wrapping_mul(0x5bd1_e995)) & (self.buckets - 1)
+    }
+
+    /// Whether `fp` fits the fingerprint width (and is not the empty marker).
+    fn holds(&self, fp: u16) -> bool {
+        fp != 0 && (self.fp_bits == 16 || fp <= u16::from(u8::MAX))
+    }
+
+    fn encode_into(&self, out: &mut Vec<u8>) {
+        out.push(self.fp_bits);
+        out.push(self.bucket_size);
+        out.extend_from_slice(&self.buckets.to_le_bytes());
+    }
+
+    fn decode(payload: &[u8]) -> Result<Shape> {
+        let [fp_bits, bucket_size, ..] = *payload else {
+            return Err(Error::Truncated {
+                need: SHAPE_LEN,
+                have: payload.len(),
+            });
+        };
+        if payload.len() < SHAPE_LEN {
+            return Err(Error::Truncated {
+                need: SHAPE_LEN,
+                have: payload.len(),
+            });
+        }
+        Shape::new(fp_bits, bucket_size, le_u32(payload, 2))
+    }
+}
+
+/// One insert or delete of a fingerprint in the bucket pair of `bucket`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FpOp {
+    Insert { bucket: u32, fp: u16 },
+    Delete { bucket: u32, fp: u16 },
+}
+
+impl FpOp {
+    fn parts(self) -> (u8, u32, u16) {
+        match self {
+            FpOp::Insert { bucket, fp } => (OP_INSERT, bucket, fp),
+            FpOp::Delete { bucket, fp } => (OP_DELETE, bucket, fp),
+        }
+    }
+}
+
+/// An operand: fingerprint inserts and deletes for one page, applied in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FpOps {
+    pub shape: Shape,
+    pub ops: Vec<FpOp>,
+}
+
+impl FpOps {
+    /// Checks every entry against the shape.
+    pub fn new(shape: Shape, ops: Vec<FpOp>) -> Result<FpOps> {
+        for op in &ops {
+            let (_, bucket, fp) = op.parts();
+            if bucket >= shape.buckets || !shape.holds(fp) {
+                return Err(Error::Invalid("fingerprint entry outside the page's shape"));
+            }
+        }
+        Ok(FpOps { shape, ops })
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = header::begin(Kind::FpOps, SHAPE_LEN + ENTRY_LEN * self.ops.len());
+        self.shape.encode_into(&mut out);
+        for op in &self.ops {
+            let (code, bucket, fp) = op.parts();
+            out.push(code);
+            out.extend_from_slice(&bucket.to_le_bytes());
+            out.extend_from_slice(&fp.to_le_bytes());
+        }
+        header::finish(out)
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<FpOps> {
+        let framed = header::decode(bytes)?;
+        if framed.kind != Kind::FpOps {
+            return Err(Error::WrongKind {
+                expected: Kind::FpOps.tag(),
+                got: framed.kind.tag(),
+            });
+        }
+        let shape = Shape::decode(framed.payload)?;
+        let body = framed.payload.get(SHAPE_LEN..).unwrap_or_default();
+        if !body.len().is_multiple_of(ENTRY_LEN) {
+            return Err(Error::Invalid("fingerprint entries are 7 bytes each"));
+        }
+        let ops = body
+            .chunks_exact(ENTRY_LEN)
+            .map(|e| {
+                let bucket = le_u32(e, 1);
+                let fp = u16::from_le_bytes([
+                    e.get(5).copied().unwrap_or(0),
+                    e.get(6).copied().unwrap_or(0),
+                ]);
+                match e.first() {
+                    Some(&OP_INSERT) => Ok(FpOp::Insert { bucket, fp }),
+                    Some(&OP_DELETE) => Ok(FpOp::Delete { bucket, fp }),
+                    _ => Err(Error::Invalid("unknown fingerprint operation")),
+                }
+            })
+            .collect::<Result<Vec<FpOp>>>()?;
+        FpOps::new(shape, ops)
+    }
+}
+
+/// A materialized page of buckets and its stash.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FpPage {
+    shape: Shape,
+    slots: Vec<u16>,
+    stash: Vec<(u32, u16)>,
+}
+
+impl FpPage {
+    /// An empty page: what a missing page reads as.
+    pub fn empty(shape: Shape) -> FpPage {
+        FpPage {
+            shape,
+            slots: vec![0; shape.slots()],
+            stash: Vec::new(),
+        }
+    }
+
+    pub fn shape(&self) -> Shape {
+        self.shape
+    }
+
+    /// Fingerprints held in slots (not counting the stash).
+    pub fn occupied(&self) -> usize {
+        self.slots.iter().filter(|s| **s != 0).count()
+    }
+
+    /// Fingerprints in the stash.
+    pub fn stashed(&self) -> usize {
+        self.stash.len()
+    }
+
+    fn bucket(&self, bucket: u32) -> std::ops::Range<usize> {
+        let size = usize::from(self.shape.bucket_size);
+        let start = (bucket as usize).saturating_mul(size).min(self.slots.len());
+        start..(start + size).min(self.slots.len())
+    }
+
+    /// The slots of `bucket` (empty outside the page).
+    fn bucket_slots(&self, bucket: u32) -> &[u16] {
+        self.slots.get(self.bucket(bucket)).unwrap_or_default()
+    }
+
+    fn set_slot(&mut self, slot: usize, fp: u16) {
+        if let Some(s) = self.slots.get_mut(slot) {
+            *s = fp;
+        }
+    }
+
+    /// The two buckets of `fp`'s pair (the same one twice if it is its own alternate).
+    fn pair(&self, bucket: u32, fp: u16) -> [u32; 2] {
+        [bucket, self.shape.alt(bucket, fp)]
+    }
+
+    /// Copies of `fp` in the bucket pair of `bucket`, stash included.
+    pub fn count(&self, bucket: u32, fp: u16) -> u32 {
+        let [b1, b2] = self.pair(bucket, fp);
+        let in_bucket = |b: u32| self.bucket_slots(b).iter().filter(|s| **s == fp).count();
+        let buckets = if b1 == b2 {
+            in_bucket(b1)
+        } else {
+            in_bucket(b1) + in_bucket(b2)
+        };
+        let stashed = self
+            .stash
+            .iter()
+            .filter(|(b, f)| *f == fp && (*b == b1 || *b == b2))
+            .count();
+        (buckets + stashed) as u32
+    }
+
+    /// Whether `fp` is in the bucket pair of `bucket`.
+    pub fn contains(&self, bucket: u32, fp: u16) -> bool {
+        self.count(bucket, fp) > 0
+    }
+
+    fn free_slot(&self, bucket: u32) -> Option<usize> {
+        let start = self.bucket(bucket).start;
+        self.bucket_slots(bucket)
+            .iter()
+            .position(|s| *s == 0)
+            .map(|i| start + i)
+    }
+
+    /// Inserts `fp` into the pair of `bucket`, kicking out residents as needed.
+    pub fn insert(&mut self, bucket: u32, fp: u16) {
+        for b in self.pair(bucket, fp) {
+            if let Some(slot) = self.free_slot(b) {
+                self.set_slot(slot, fp);
+                return;
+            }
+        }
+        let size = u32::from(self.shape.bucket_size);
+        let (mut at, mut in_hand) = (bucket, fp);
+        for kick in 0..MAX_KICKS {
+            // A deterministic victim that moves around the bucket as kicks go on.
+            let victim = self.bucket(at).start + ((kick + u32::from(in_hand)) % size) as usize;
+            if let Some(resident) = self.slots.get_mut(victim) {
+                std::mem::swap(resident, &mut in_hand);
+            }
+            at = self.shape.alt(at, in_hand);
+            if let Some(slot) = self.free_slot(at) {
+                self.set_slot(slot, in_hand);
+                return;
+            }
+        }
+        self.stash.push((at, in_hand));
+    }
+
+    /// Deletes one copy of `fp` from the pair of `bucket`; whether there was one.
+    pub fn delete(&mut self, bucket: u32, fp: u16) -> bool {
+        let [b1, b2] = self.pair(bucket, fp);
+        for b in [b1, b2] {
+            if let Some(i) = self.bucket_slots(b).iter().position(|s| *s == fp) {
+                self.set_slot(self.bucket(b).start + i, 0);
+                self.unstash_into(b);
+                return true;
+            }
+        }
+        match self
+            .stash
+            .iter()
+            .position(|(b, f)| *f == fp && (*b == b1 || *b == b2))
+        {
+            Some(i) => {
+                self.stash.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Moves the first stashed fingerprint whose pair includes `bucket` into its free slot.
+    fn unstash_into(&mut self, bucket: u32) {
+        let found = self
+            .stash
+            .iter()
+            .position(|(b, f)| *b == bucket || self.shape.alt(*b, *f) == bucket);
+        if let (Some(i), Some(slot)) = (found, self.free_slot(bucket)) {
+            let (_, fp) = self.stash.remove(i);
+            self.set_slot(slot, fp);
+        }
+    }
+
+    fn apply(&mut self, ops: &[FpOp]) {
+        for op in ops {
+            match *op {
+                FpOp::Insert { bucket, fp } => self.insert(bucket, fp),
+                FpOp::Delete { bucket, fp } => {
+                    self.delete(bucket, fp);
+                }
+            }
+        }
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        let fp_bytes = self.shape.fp_bytes();
+        let mut out = header::begin(
+            Kind::FpPage,
+            SHAPE_LEN + self.slots.len() * fp_bytes + 4 + self.stash.len() * STASH_ENTRY_LEN,
+        );
+        self.shape.encode_into(&mut out);
+        for slot in &self.slots {
+            if fp_bytes == 1 {
+                out.push(*slot as u8);
+            } else {
+                out.extend_from_slice(&slot.to_le_bytes());
+            }
+        }
+        out.extend_from_slice(&(self.stash.len() as u32).to_le_bytes());
+        for (bucket, fp) in &self.stash {
+            out.extend_from_slice(&bucket.to_le_bytes());
+            out.extend_from_slice(&fp.to_le_bytes());
+        }
+        header::finish(out)
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<FpPage> {
+        let framed = header::decode(bytes)?;
+        if framed.kind != Kind::FpPage {
+            return Err(Error::WrongKind {
+                expected: Kind::FpPage.tag(),
+                got: framed.kind.tag(),
+            });
+        }
+        let payload = framed.payload;
+        let shape = Shape::decode(payload)?;
+        let fp_bytes = shape.fp_bytes();
+        let slots_end = SHAPE_LEN + shape.slots() * fp_bytes;
+        let slot_bytes = payload.get(SHAPE_LEN..slots_end).ok_or(Error::Truncated {
+            need: slots_end + 4,
+            have: payload.len(),
+        })?;
+        let slots: Vec<u16> = slot_bytes
+            .chunks_exact(fp_bytes)
+            .map(|c| match c {
+                [b] => u16::from(*b),
+                [lo, hi] => u16::from_le_bytes([*lo, *hi]),
+                _ => 0,
+            })
+            .collect();
+        let stash_len = le_u32(payload, slots_end) as usize;
+        let stash_bytes = payload.get(slots_end + 4..).unwrap_or_default();
+        if stash_bytes.len() != stash_len.saturating_mul(STASH_ENTRY_LEN)
+            || payload.len() < slots_end + 4
+        {
+            return Err(Error::Invalid("stash length differs from its entries"));
+        }
+        let stash = stash_bytes
+            .chunks_exact(STASH_ENTRY_LEN)
+            .map(|e| {
+                let fp = u16::from_le_bytes([
+                    e.get(4).copied().unwrap_or(0),
+                    e.get(5).copied().unwrap_or(0),
+                ]);
+                (le_u32(e, 0), fp)
+            })
+            .collect::<Vec<_>>();
+        if stash
+            .iter()
+            .any(|(b, fp)| *b >= shape.buckets || !shape.holds(*fp))
+        {
+            return Err(Error::Invalid("stash entry outside the page's shape"));
+        }
+        Ok(FpPage {
+            shape,
+            slots,
+            stash,
+        })
+    }
+}
+
+/// Full merge for fingerprint pages; see [`crate::full_merge`].
+pub(crate) fn full_merge(existing: Option<&[u8]>, operands: &[&[u8]]) -> crate::Merged {
+    let mut page = match existing {
+        Some(bytes) => match FpPage::decode(bytes) {
+            Ok(page) => Some(page),
+            Err(_) => return crate::Merged::unchanged(bytes, operands.len()),
+        },
+        None => None,
+    };
+    let mut skipped = 0;
+    for operand in operands {
+        let Ok(ops) = FpOps::decode(operand) else {
+            skipped += 1;
+            continue;
+        };
+        let page = page.get_or_insert_with(|| FpPage::empty(ops.shape));
+        if page.shape != ops.shape {
+            skipped += 1;
+            continue;
+        }
+        page.apply(&ops.ops);
+    }
+    crate::Merged {
+        value: page.map(|p| p.encode()).unwrap_or_default(),
+        skipped,
+    }
+}
+
+/// Partial merge for fingerprint operands: their entries in order, where an insert
+/// followed by a delete of the same fingerprint in the same bucket pair cancel out (on
+/// the multiset a page holds, the pair is the identity whatever comes between).
+/// Declines operands of different shapes, undecodable ones, and results longer than
+/// [`MAX_OPS`].
+pub(crate) fn partial_merge(operands: &[&[u8]]) -> Option<Vec<u8>> {
+    let mut shape = None;
+    let mut entries: Vec<Option<FpOp>> = Vec::new();
+    // Uncancelled inserts by (smaller bucket of the pair, fingerprint), latest last.
+    let mut open: HashMap<(u32, u16), Vec<usize>> = HashMap::new();
+    for operand in operands {
+        let ops = FpOps::decode(operand).ok()?;
+        if *shape.get_or_insert(ops.shape) != ops.shape {
+            return None;
+        }
+        for op in ops.ops {
+            let (code, bucket, fp) = op.parts();
+            let pair = (bucket.min(ops.shape.alt(bucket, fp)), fp);
+            if code == OP_DELETE {
+                if let Some(insert) = open.get_mut(&pair).and_then(Vec::pop) {
+                    if let Some(entry) = entries.get_mut(insert) {
+                        *entry = None;
+                    }
+                    continue;
+                }
+            } else {
+                open.entry(pair).or_default().push(entries.len());
+            }
+            entries.push(Some(op));
+        }
+    }
+    let ops: Vec<FpOp> = entries.into_iter().flatten().collect();
+    if ops.len() > MAX_OPS {
+        return None;
+    }
+    Some(FpOps { shape: shape?, ops }.encode())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape() -> Shape {
+        Shape::new(8, 2, 16).unwrap()
+    }
+
+    #[test]
+    fn round_trips() {
+        let mut page = FpPage::empty(shape());
+        page.insert(3, 7);
+        page.insert(3, 200);
+        page.stash.push((5, 9));
+        assert_eq!(FpPage::decode(&page.encode()), Ok(page.clone()));
+        let wide = Shape::new(16, 4, 8).unwrap();
+        let mut page = FpPage::empty(wide);
+        page.insert(1, 60_000);
+        assert_eq!(FpPage::decode(&page.encode()), Ok(page));
+        let ops = FpOps::new(
+            shape(),
+            vec![
+                FpOp::Insert { bucket: 1, fp: 2 },
+                FpOp::Delete {
+                    bucket: 15,
+                    fp: 255,
+                },
+            ],
+        )
+        .unwrap();
+        assert_eq!(FpOps::decode(&ops.encode()), Ok(ops));
+    }
+
+    #[test]
+    fn shapes_and_entries_are_checked() {
+        assert!(Shape::new(12, 2, 16).is_err());
+        assert!(Shape::new(8, 0, 16).is_err());
+        assert!(Shape::new(8, 2, 12).is_err());
+        assert!(FpOps::new(shape(), vec![FpOp::Insert { bucket: 16, fp: 1 }]).is_err());
+        assert!(FpOps::new(shape(), vec![FpOp::Insert { bucket: 1, fp: 0 }]).is_err());
+        assert!(FpOps::new(shape(), vec![FpOp::Insert { bucket: 1, fp: 256 }]).is_err());
+    }
+
+    #[test]
+    fn an_overfull_page_stashes_and_loses_nothing() {
+        let shape = Shape::new(8, 1, 4).unwrap();
+        let mut page = FpPage::empty(shape);
+        for fp in 1..=10u16 {
+            page.insert(u32::from(fp) % 4, fp);
+        }
+        assert_eq!(page.occupied() + page.stashed(), 10);
+        assert!(page.stashed() >= 6);
+        for fp in 1..=10u16 {
+            assert!(page.contains(u32::from(fp) % 4, fp), "{fp}");
+        }
+        // Deletes free slots, and stashed fingerprints move into them.
+        for fp in 1..=5u16 {
+            assert!(page.delete(u32::from(fp) % 4, fp));
+        }
+        assert!(!page.delete(1, 1));
+        for fp in 6..=10u16 {
+            assert!(page.contains(u32::from(fp) % 4, fp), "{fp}");
+        }
+        assert_eq!(page.occupied() + page.stashed(), 5);
+    }
+
+    #[test]
+    fn an_insert_then_its_delete_cancel_in_a_partial_merge() {
+        let ops = |ops: Vec<FpOp>| FpOps::new(shape(), ops).unwrap().encode();
+        let fp = 9;
+        let alt = shape().alt(2, fp);
+        let merged = partial_merge(&[
+            &ops(vec![
+                FpOp::Insert { bucket: 2, fp },
+                FpOp::Insert { bucket: 5, fp: 1 },
+            ]),
+            &ops(vec![FpOp::Delete { bucket: alt, fp }]),
+        ])
+        .unwrap();
+        assert_eq!(
+            FpOps::decode(&merged).unwrap().ops,
+            vec![FpOp::Insert { bucket: 5, fp: 1 }]
+        );
+        // A delete before any insert stays (it may remove a copy already in the page).
+        let merged = partial_merge(&[&ops(vec![
+            FpOp::Delete { bucket: 2, fp },
+            FpOp::Insert { bucket: 2, fp },
+        ])])
+        .unwrap();
+        assert_eq!(FpOps::decode(&merged).unwrap().ops.len(), 2);
+        let other = FpOps::new(Shape::new(8, 4, 16).unwrap(), vec![])
+            .unwrap()
+            .encode();
+        assert_eq!(partial_merge(&[&ops(vec![]), &other]), None);
+    }
+}

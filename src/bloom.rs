@@ -164,7 +164,7 @@ impl BloomFilter {
         let read_opts = ReadOptions::default();
         let hashed: Vec<(u64, u64)> = items.iter().map(|i| hashes(i.as_ref())).collect();
         let mut pages = self.read_item_pages(&prefix, &params, &hashed, &read_opts)?;
-        let mut counts = self.counts(&prefix, &read_opts)?.slots().to_vec();
+        let mut counts = self.counts(&prefix)?.slots().to_vec();
         counts.resize(MAX_FILTERS as usize, 0);
         let mut added_to = vec![0u64; MAX_FILTERS as usize];
         let mut new_bits: BTreeMap<(u32, u32), Vec<u32>> = BTreeMap::new();
@@ -243,9 +243,11 @@ impl BloomFilter {
 
     /// Decodes a stored bit page and checks it has the sub-filter's size.
     fn checked_page(&self, raw: &[u8], sub: &Sub) -> Result<BitPage> {
-        let page = BitPage::decode(raw).map_err(|source| self.corruption("a bit page", source))?;
+        let page = BitPage::decode(raw)
+            .map_err(|source| Error::corrupt(&self.key, "a bit page", source))?;
         if page.page_bits() != sub.page_bits {
-            return Err(self.corruption(
+            return Err(Error::corrupt(
+                &self.key,
                 "a bit page",
                 rocksketch_merge::Error::Invalid("page size differs from the filter's layout"),
             ));
@@ -284,7 +286,7 @@ impl BloomFilter {
             None => self.store.write(batch)?,
         }
         for (i, n) in added_to.iter().enumerate().filter(|(_, n)| **n > 0) {
-            if let Some(hint) = self.store.existing_count_hint(&hint_slot(prefix, i as u32)) {
+            if let Some(hint) = self.store.existing_count_hint(prefix, i as u32) {
                 hint.fetch_add(*n, Ordering::Relaxed);
             }
         }
@@ -309,11 +311,7 @@ impl BloomFilter {
         let params = bloom_params(&meta)?;
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
         let newest = params.filters - 1;
-        let hint = self.store.count_hint(&hint_slot(&prefix, newest), || {
-            Ok(self
-                .counts(&prefix, &ReadOptions::default())?
-                .get(newest as usize))
-        })?;
+        let hint = self.store.count_hint(&self.key, &prefix, newest)?;
         let n = items.len() as u64;
         if hint.fetch_add(n, Ordering::Relaxed).saturating_add(n)
             > Sub::of(&params, newest).capacity
@@ -378,7 +376,7 @@ impl BloomFilter {
             return Ok(0);
         };
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
-        let counts = self.counts(&prefix, &ReadOptions::default())?;
+        let counts = self.counts(&prefix)?;
         Ok(counts.slots().iter().sum())
     }
 
@@ -397,10 +395,7 @@ impl BloomFilter {
     }
 
     fn meta(&self) -> Result<Option<Meta>> {
-        match self.store.meta(self.ns, &self.key)? {
-            Some(meta) if meta.key_type() != KeyType::Bloom => Err(Error::WrongType),
-            other => Ok(other),
-        }
+        self.store.typed_meta(self.ns, &self.key, KeyType::Bloom)
     }
 
     /// The key's metadata, creating a filter with RedisBloom's defaults if the key is
@@ -430,22 +425,8 @@ impl BloomFilter {
         Ok(meta)
     }
 
-    fn counts(&self, prefix: &[u8], read_opts: &ReadOptions) -> Result<Tally> {
-        let key = keys::page_key(prefix, TALLY_SUB, 0);
-        match self.store.get_pages(&[key], read_opts)?.pop().flatten() {
-            None => Ok(Tally::default()),
-            Some(raw) => {
-                Tally::decode_page(&raw).map_err(|source| self.corruption("the tally page", source))
-            }
-        }
-    }
-
-    fn corruption(&self, what: &'static str, source: rocksketch_merge::Error) -> Error {
-        Error::Corruption {
-            key: self.key.clone(),
-            what,
-            source,
-        }
+    fn counts(&self, prefix: &[u8]) -> Result<Tally> {
+        self.store.read_tally(&self.key, prefix)
     }
 }
 
@@ -457,11 +438,6 @@ fn contains(pages: &HashMap<(u32, u32), BitPage>, params: &BloomParams, h: (u64,
             .get(&(i, page))
             .is_some_and(|p| bits.iter().all(|b| p.get(*b)))
     })
-}
-
-/// Names the in-memory count of sub-filter `sub` of a key version.
-fn hint_slot(prefix: &[u8], sub: u32) -> Vec<u8> {
-    keys::page_key(prefix, sub as u16, u32::MAX)
 }
 
 /// The `(page key, operand)` pairs of a blind add to the newest sub-filter: one bit
@@ -503,7 +479,7 @@ fn add_operands<I: AsRef<[u8]>>(
 fn bloom_params(meta: &Meta) -> Result<BloomParams> {
     match meta.params {
         Params::Bloom(params) => Ok(params),
-        Params::Cms(_) => Err(Error::WrongType),
+        Params::Cms(_) | Params::Cuckoo(_) => Err(Error::WrongType),
     }
 }
 

@@ -51,7 +51,7 @@ impl Layout {
                 params,
                 prefix: keys::version_prefix(ns, key, meta.version),
             }),
-            Params::Bloom(_) => Err(Error::WrongType),
+            Params::Bloom(_) | Params::Cuckoo(_) => Err(Error::WrongType),
         }
     }
 
@@ -388,10 +388,11 @@ impl Cms {
                 None => vec![0; len],
                 Some(raw) => {
                     let cells = CounterPage::decode(&raw)
-                        .map_err(|source| self.corruption("a counter page", source))?
+                        .map_err(|source| Error::corrupt(&self.key, "a counter page", source))?
                         .into_cells();
                     if cells.len() != len {
-                        return Err(self.corruption(
+                        return Err(Error::corrupt(
+                            &self.key,
                             "a counter page",
                             rocksketch_merge::Error::Invalid(
                                 "page length differs from the sketch's layout",
@@ -428,16 +429,8 @@ impl Cms {
         match value {
             None => Ok(0),
             Some(raw) => Ok(Tally::decode_page(&raw)
-                .map_err(|source| self.corruption("the tally page", source))?
+                .map_err(|source| Error::corrupt(&self.key, "the tally page", source))?
                 .get(0)),
-        }
-    }
-
-    fn corruption(&self, what: &'static str, source: rocksketch_merge::Error) -> Error {
-        Error::Corruption {
-            key: self.key.clone(),
-            what,
-            source,
         }
     }
 }

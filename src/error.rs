@@ -51,6 +51,62 @@ impl CmsError {
     }
 }
 
+/// Errors of the cuckoo filter commands, with RedisBloom's exact texts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CuckooError {
+    BadCapacity,
+    CapacityRange,
+    BucketSizeParse,
+    BucketSizeRange,
+    MaxIterationsParse,
+    MaxIterationsRange,
+    ExpansionParse,
+    ExpansionRange,
+    FingerprintParse,
+    FingerprintRange,
+    ItemExists,
+    /// `CF.INSERT ... NOCREATE` and `CF.INFO` on a missing key.
+    NotFound,
+    /// `CF.DEL` on a missing key.
+    DelNotFound,
+    FilterFull,
+    MaximumExpansions,
+    UnknownArgument,
+    InvalidPosition,
+    BadChunk,
+}
+
+impl CuckooError {
+    /// The error text RedisBloom replies with.
+    pub fn text(self) -> &'static str {
+        match self {
+            CuckooError::BadCapacity => "Bad capacity",
+            CuckooError::CapacityRange => {
+                "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]"
+            }
+            CuckooError::BucketSizeParse => "Couldn't parse BUCKETSIZE",
+            CuckooError::BucketSizeRange => "BUCKETSIZE: value must be in the range [1, 255]",
+            CuckooError::MaxIterationsParse => "Couldn't parse MAXITERATIONS",
+            CuckooError::MaxIterationsRange => {
+                "MAXITERATIONS: value must be in the range [1, 65535]"
+            }
+            CuckooError::ExpansionParse => "Couldn't parse EXPANSION",
+            CuckooError::ExpansionRange => "EXPANSION: value must be in the range [0, 32768]",
+            CuckooError::FingerprintParse => "Couldn't parse FINGERPRINT",
+            CuckooError::FingerprintRange => "FINGERPRINT: value must be 8 or 16",
+            CuckooError::ItemExists => "ERR item exists",
+            CuckooError::NotFound => "ERR not found",
+            CuckooError::DelNotFound => "Not found",
+            CuckooError::FilterFull => "Filter is full",
+            CuckooError::MaximumExpansions => "Maximum expansions reached",
+            CuckooError::UnknownArgument => "Unknown argument received",
+            CuckooError::InvalidPosition => "Invalid position",
+            CuckooError::BadChunk => "ERR received bad data",
+        }
+    }
+}
+
 /// Errors of the Bloom filter commands, with RedisBloom's exact texts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -113,6 +169,8 @@ pub enum Error {
     Cms(CmsError),
     /// A Bloom filter command error.
     Bloom(BloomError),
+    /// A cuckoo filter command error.
+    Cuckoo(CuckooError),
 }
 
 impl fmt::Display for Error {
@@ -131,6 +189,7 @@ impl fmt::Display for Error {
             Error::InvalidArgument(msg) => write!(f, "ERR {msg}"),
             Error::Cms(err) => f.write_str(err.text()),
             Error::Bloom(err) => f.write_str(err.text()),
+            Error::Cuckoo(err) => f.write_str(err.text()),
         }
     }
 }
@@ -154,6 +213,27 @@ impl From<rocksdb::Error> for Error {
 impl From<std::io::Error> for Error {
     fn from(err: std::io::Error) -> Error {
         Error::Io(err)
+    }
+}
+
+impl Error {
+    /// Corruption found in `what` of `key`.
+    pub(crate) fn corrupt(
+        key: &[u8],
+        what: &'static str,
+        source: rocksketch_merge::Error,
+    ) -> Error {
+        Error::Corruption {
+            key: key.to_vec(),
+            what,
+            source,
+        }
+    }
+}
+
+impl From<CuckooError> for Error {
+    fn from(err: CuckooError) -> Error {
+        Error::Cuckoo(err)
     }
 }
 

@@ -33,8 +33,10 @@
 //! [`Store::with_db`].
 
 pub mod bloom;
+mod chunk;
 pub mod cms;
 pub mod command;
+pub mod cuckoo;
 mod error;
 pub mod keys;
 mod locks;
@@ -46,7 +48,8 @@ mod store;
 
 pub use bloom::{BloomFilter, BloomInfo};
 pub use cms::{Cms, CmsInfo};
-pub use error::{BloomError, CmsError, Error, Result};
+pub use cuckoo::{CuckooFilter, CuckooInfo, CuckooOptions};
+pub use error::{BloomError, CmsError, CuckooError, Error, Result};
 pub use meta::KeyType;
 pub use operator::{register_merge_operator, skipped_operands, MERGE_OPERATOR_NAME};
 pub use store::{now_ms, ColumnFamilies, Namespace, Store, StoreOptions, META_CF, PAGES_CF};

@@ -9,6 +9,9 @@
 //! CMS params, 12 bytes: width u32 LE | depth u32 LE | page_cells u32 LE
 //! Bloom params, 28 bytes: error f64 LE | capacity u64 LE | expansion u32 LE |
 //!   filters u32 LE | page_bits u32 LE
+//! Cuckoo params, 26 bytes: capacity u64 LE | buckets u32 LE | bucket_size u8 |
+//!   fp_bits u8 | max_iterations u16 LE | expansion u16 LE | filters u32 LE |
+//!   page_buckets u32 LE
 //! ```
 
 use rocksketch_merge::bytes::{le_u32, le_u64};
@@ -33,6 +36,8 @@ pub enum KeyType {
     Cms,
     /// A scalable Bloom filter.
     Bloom,
+    /// A cuckoo filter.
+    Cuckoo,
 }
 
 impl KeyType {
@@ -41,12 +46,14 @@ impl KeyType {
         match self {
             KeyType::Cms => "CMSk-TYPE",
             KeyType::Bloom => "MBbloom--",
+            KeyType::Cuckoo => "MBbloomCF",
         }
     }
 
     fn tag(self) -> u8 {
         match self {
             KeyType::Cms => 1,
+            KeyType::Cuckoo => 2,
             KeyType::Bloom => 3,
         }
     }
@@ -114,11 +121,76 @@ impl BloomParams {
     }
 }
 
+/// Parameters of a cuckoo filter; each sub-filter's size follows from them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CuckooParams {
+    /// The capacity asked for.
+    pub capacity: u64,
+    /// Buckets of the first sub-filter (a power of two).
+    pub buckets: u32,
+    pub bucket_size: u8,
+    /// Fingerprint width: 8 (RedisBloom's) or 16 bits.
+    pub fp_bits: u8,
+    /// RedisBloom's MAXITERATIONS, kept and reported; the merge kicks up to its own bound.
+    pub max_iterations: u16,
+    /// Growth factor of each next sub-filter (a power of two); 0 never grows.
+    pub expansion: u16,
+    /// Sub-filters in the chain so far (at least 1).
+    pub filters: u32,
+    /// Buckets per page (a power of two; a small sub-filter is one smaller page).
+    pub page_buckets: u32,
+}
+
+impl CuckooParams {
+    /// Encoded size in bytes.
+    pub const ENCODED_LEN: usize = 26;
+
+    pub(crate) fn encode_into(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.capacity.to_le_bytes());
+        out.extend_from_slice(&self.buckets.to_le_bytes());
+        out.push(self.bucket_size);
+        out.push(self.fp_bits);
+        out.extend_from_slice(&self.max_iterations.to_le_bytes());
+        out.extend_from_slice(&self.expansion.to_le_bytes());
+        out.extend_from_slice(&self.filters.to_le_bytes());
+        out.extend_from_slice(&self.page_buckets.to_le_bytes());
+    }
+
+    pub(crate) fn decode(bytes: &[u8]) -> Result<CuckooParams, CodecError> {
+        if bytes.len() != Self::ENCODED_LEN {
+            return Err(CodecError::Invalid("cuckoo parameters of the wrong size"));
+        }
+        let u16_at = |at: usize| u16::from_le_bytes([bytes[at], bytes[at + 1]]);
+        let p = CuckooParams {
+            capacity: le_u64(bytes, 0),
+            buckets: le_u32(bytes, 8),
+            bucket_size: bytes[12],
+            fp_bits: bytes[13],
+            max_iterations: u16_at(14),
+            expansion: u16_at(16),
+            filters: le_u32(bytes, 18),
+            page_buckets: le_u32(bytes, 22),
+        };
+        let valid = p.capacity > 0
+            && p.buckets.is_power_of_two()
+            && p.bucket_size > 0
+            && (p.fp_bits == 8 || p.fp_bits == 16)
+            && (p.expansion == 0 || p.expansion.is_power_of_two())
+            && p.filters > 0
+            && p.page_buckets.is_power_of_two();
+        if !valid {
+            return Err(CodecError::Invalid("cuckoo filter parameters out of range"));
+        }
+        Ok(p)
+    }
+}
+
 /// The parameters of a key, by type.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Params {
     Cms(CmsParams),
     Bloom(BloomParams),
+    Cuckoo(CuckooParams),
 }
 
 impl Params {
@@ -127,6 +199,7 @@ impl Params {
         match self {
             Params::Cms(_) => KeyType::Cms,
             Params::Bloom(_) => KeyType::Bloom,
+            Params::Cuckoo(_) => KeyType::Cuckoo,
         }
     }
 }
@@ -163,6 +236,7 @@ impl Meta {
                 params.extend_from_slice(&p.page_cells.to_le_bytes());
             }
             Params::Bloom(p) => p.encode_into(&mut params),
+            Params::Cuckoo(p) => p.encode_into(&mut params),
         }
         let mut out = Vec::with_capacity(PARAMS_OFFSET + params.len() + CRC_LEN);
         out.push(self.key_type().tag());
@@ -225,6 +299,7 @@ impl Meta {
                     "count-min parameters of the wrong size",
                 ))
             }
+            2 => Params::Cuckoo(CuckooParams::decode(params)?),
             3 => Params::Bloom(BloomParams::decode(params)?),
             other => return Err(CodecError::UnknownKind(other)),
         };

@@ -3,6 +3,7 @@
 
 use crate::bloom::BloomFilter;
 use crate::cms::Cms;
+use crate::cuckoo::CuckooFilter;
 use crate::error::{Error, Result};
 use crate::keys;
 use crate::locks::KeyLocks;
@@ -13,6 +14,7 @@ use rocksdb::{
     BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType, IteratorMode, ReadOptions,
     WriteBatch, WriteOptions, DB,
 };
+use rocksketch_merge::tally::Tally;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -222,6 +224,11 @@ impl Store {
         self.ns(0).bloom(key)
     }
 
+    /// The cuckoo filter at `key` in namespace 0.
+    pub fn cuckoo(&self, key: impl AsRef<[u8]>) -> CuckooFilter {
+        self.ns(0).cuckoo(key)
+    }
+
     /// The count-min sketch at `key` in namespace 0.
     pub fn cms(&self, key: impl AsRef<[u8]>) -> Cms {
         self.ns(0).cms(key)
@@ -352,6 +359,14 @@ impl Store {
         Ok(live(meta))
     }
 
+    /// [`Store::meta`] of a key that must hold `kind` if it exists (else `WRONGTYPE`).
+    pub(crate) fn typed_meta(&self, ns: u16, key: &[u8], kind: KeyType) -> Result<Option<Meta>> {
+        match self.meta(ns, key)? {
+            Some(meta) if meta.key_type() != kind => Err(Error::WrongType),
+            other => Ok(other),
+        }
+    }
+
     /// [`Store::meta`] for a caller that holds the key's lock.
     pub(crate) fn meta_locked(&self, ns: u16, key: &[u8]) -> Result<Option<Meta>> {
         Ok(live(self.read_meta(ns, key, true)?))
@@ -457,24 +472,73 @@ impl Store {
             .collect()
     }
 
-    /// The in-memory count kept for `slot` (a key version's sub-filter), loading it with
-    /// `load` the first time. Blind writers decide a chain's growth from it instead of
-    /// reading the tally page on every write; it only steers growth, never correctness.
-    pub(crate) fn count_hint(
+    /// Creates `key` from a dump's header chunk: metadata with a new version and the
+    /// tally page, in one batch. `false` (nothing written) if the key exists.
+    pub(crate) fn create_restored(
         &self,
-        slot: &[u8],
-        load: impl FnOnce() -> Result<u64>,
-    ) -> Result<Arc<AtomicU64>> {
-        if let Some(hint) = self.inner.hints.map.read().get(slot) {
-            return Ok(hint.clone());
+        ns: u16,
+        key: &[u8],
+        params: crate::meta::Params,
+        counts: Vec<u64>,
+    ) -> Result<bool> {
+        let _guard = self.lock(ns, key);
+        if self.meta_locked(ns, key)?.is_some() {
+            return Ok(false);
         }
-        let loaded = Arc::new(AtomicU64::new(load()?));
-        Ok(self.inner.hints.insert(slot.to_vec(), loaded))
+        let meta = Meta {
+            version: self.next_version(),
+            expire_at_ms: 0,
+            params,
+        };
+        let prefix = keys::version_prefix(ns, key, meta.version);
+        let mut batch = WriteBatch::default();
+        batch.put_cf(
+            self.pages_cf()?,
+            keys::page_key(&prefix, keys::TALLY_SUB, 0),
+            Tally::new(counts).encode_page(),
+        );
+        self.put_meta(ns, key, meta, batch)?;
+        Ok(true)
     }
 
-    /// The count hint of `slot`, if one is kept.
-    pub(crate) fn existing_count_hint(&self, slot: &[u8]) -> Option<Arc<AtomicU64>> {
-        self.inner.hints.map.read().get(slot).cloned()
+    /// The tally page of a key version (`prefix`); zeros if never written.
+    pub(crate) fn read_tally(&self, key: &[u8], prefix: &[u8]) -> Result<Tally> {
+        let page = keys::page_key(prefix, keys::TALLY_SUB, 0);
+        match self
+            .get_pages(&[page], &ReadOptions::default())?
+            .pop()
+            .flatten()
+        {
+            None => Ok(Tally::default()),
+            Some(raw) => Tally::decode_page(&raw)
+                .map_err(|source| Error::corrupt(key, "the tally page", source)),
+        }
+    }
+
+    /// The in-memory count of items in sub-filter `sub` of the key version `prefix`,
+    /// loaded from the key's tally the first time. Blind writers decide a chain's growth
+    /// from it instead of reading the tally page on every write; it only steers growth,
+    /// never correctness.
+    pub(crate) fn count_hint(&self, key: &[u8], prefix: &[u8], sub: u32) -> Result<Arc<AtomicU64>> {
+        let slot = hint_slot(prefix, sub);
+        if let Some(hint) = self.inner.hints.map.read().get(&slot) {
+            return Ok(hint.clone());
+        }
+        let loaded = self.read_tally(key, prefix)?.get(sub as usize);
+        Ok(self
+            .inner
+            .hints
+            .insert(slot, Arc::new(AtomicU64::new(loaded))))
+    }
+
+    /// The count hint of a sub-filter, if one is kept (see [`Store::count_hint`]).
+    pub(crate) fn existing_count_hint(&self, prefix: &[u8], sub: u32) -> Option<Arc<AtomicU64>> {
+        self.inner
+            .hints
+            .map
+            .read()
+            .get(&hint_slot(prefix, sub))
+            .cloned()
     }
 
     pub(crate) fn forget(&self, ns: u16, key: &[u8]) {
@@ -503,6 +567,11 @@ impl Namespace {
     /// The Bloom filter at `key` (it need not exist yet).
     pub fn bloom(&self, key: impl AsRef<[u8]>) -> BloomFilter {
         BloomFilter::new(self.store.clone(), self.ns, key.as_ref().to_vec())
+    }
+
+    /// The cuckoo filter at `key` (it need not exist yet).
+    pub fn cuckoo(&self, key: impl AsRef<[u8]>) -> CuckooFilter {
+        CuckooFilter::new(self.store.clone(), self.ns, key.as_ref().to_vec())
     }
 
     /// Whether `key` exists (and has not expired).
@@ -687,6 +756,11 @@ impl MetaCache {
 
 fn live(meta: Option<Meta>) -> Option<Meta> {
     meta.filter(|m| !m.is_expired(now_ms()))
+}
+
+/// Names the in-memory count of sub-filter `sub` of a key version.
+fn hint_slot(prefix: &[u8], sub: u32) -> Vec<u8> {
+    keys::page_key(prefix, sub as u16, u32::MAX)
 }
 
 /// Bounded map of in-memory counts (see [`Store::count_hint`]).

@@ -2,7 +2,7 @@
 //! write it, over the same layout.
 
 use super::{add_operands, bloom_params, hashes, BloomFilter, Sub};
-use crate::error::{BloomError, Result};
+use crate::error::{BloomError, Error, Result};
 use crate::keys::{self, TALLY_SUB};
 use rocksdb::{ReadOptions, WriteBatch};
 use rocksketch_merge::bits::BitPage;
@@ -30,15 +30,14 @@ impl BloomFilter {
             .pop()
             .flatten()
         {
-            Some(raw) => {
-                BitPage::decode(&raw).map_err(|source| self.corruption("a bit page", source))?
-            }
+            Some(raw) => BitPage::decode(&raw)
+                .map_err(|source| Error::corrupt(&self.key, "a bit page", source))?,
             None => BitPage::zeroed(sub.page_bits),
         };
         for bit in bits {
             page.set(bit);
         }
-        let mut counts = self.counts(&prefix, &ReadOptions::default())?;
+        let mut counts = self.counts(&prefix)?;
         let mut slots = vec![0; newest as usize + 1];
         slots[newest as usize] = 1;
         counts.add(&Tally::new(slots));

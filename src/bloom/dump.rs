@@ -12,43 +12,26 @@
 //! filter's pages, so only stored pages are sent.
 
 use super::{bloom_params, BloomFilter, Sub};
+use crate::chunk;
 use crate::error::{BloomError, Error, Result};
-use crate::keys::{self, TALLY_SUB};
-use crate::meta::{BloomParams, KeyType, Meta, Params};
+use crate::keys;
+use crate::meta::{BloomParams, KeyType, Params};
 use rocksdb::{ReadOptions, WriteBatch};
 use rocksketch_merge::bits::{BitDelta, BitPage};
 use rocksketch_merge::bytes::{le_u32, le_u64};
-use rocksketch_merge::tally::Tally;
 
 const MAGIC: &[u8; 4] = b"RKBF";
-const VERSION_1: u8 = 1;
 const KIND_HEADER: u8 = 1;
 const KIND_PAGE: u8 = 2;
-const FRAME_LEN: usize = 4 + 1 + 1 + 2 + 4;
 const HEADER_FIXED: usize = BloomParams::ENCODED_LEN;
 
 fn frame(kind: u8, payload: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(FRAME_LEN + payload.len());
-    out.extend_from_slice(MAGIC);
-    out.push(VERSION_1);
-    out.push(kind);
-    out.extend_from_slice(&[0, 0]);
-    out.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
-    out.extend_from_slice(payload);
-    out
+    chunk::frame(MAGIC, kind, payload)
 }
 
 /// Checks a chunk's frame and returns its kind and payload.
 fn unframe(chunk: &[u8]) -> Result<(u8, &[u8])> {
-    let bad = || Error::from(BloomError::BadChunk);
-    let (head, payload) = chunk.split_at_checked(FRAME_LEN).ok_or_else(bad)?;
-    if &head[..4] != MAGIC || head[4] != VERSION_1 || head[6..8] != [0, 0] {
-        return Err(bad());
-    }
-    if le_u32(head, 8) != crc32fast::hash(payload) {
-        return Err(bad());
-    }
-    Ok((head[5], payload))
+    chunk::unframe(MAGIC, chunk).ok_or(Error::from(BloomError::BadChunk))
 }
 
 impl BloomFilter {
@@ -62,7 +45,7 @@ impl BloomFilter {
             return Err(Error::from(BloomError::InvalidPosition));
         }
         if cursor == 0 {
-            let counts = self.counts(&prefix, &read_opts)?;
+            let counts = self.counts(&prefix)?;
             let mut payload = Vec::with_capacity(HEADER_FIXED + 8 * params.filters as usize);
             params.encode_into(&mut payload);
             for sub in 0..params.filters {
@@ -84,7 +67,7 @@ impl BloomFilter {
                     continue;
                 };
                 let bits = BitPage::decode(&raw)
-                    .map_err(|source| self.corruption("a bit page", source))?;
+                    .map_err(|source| Error::corrupt(&self.key, "a bit page", source))?;
                 let mut payload = Vec::with_capacity(8 + bits.bytes().len());
                 payload.extend_from_slice(&sub.to_le_bytes());
                 payload.extend_from_slice(&(page as u32).to_le_bytes());
@@ -121,23 +104,13 @@ impl BloomFilter {
         let counts: Vec<u64> = (0..params.filters as usize)
             .map(|i| le_u64(payload, HEADER_FIXED + 8 * i))
             .collect();
-        let _guard = self.store.lock(self.ns, &self.key);
-        if self.store.meta_locked(self.ns, &self.key)?.is_some() {
-            return Err(BloomError::ItemExists.into());
+        match self
+            .store
+            .create_restored(self.ns, &self.key, Params::Bloom(params), counts)?
+        {
+            true => Ok(()),
+            false => Err(BloomError::ItemExists.into()),
         }
-        let meta = Meta {
-            version: self.store.next_version(),
-            expire_at_ms: 0,
-            params: Params::Bloom(params),
-        };
-        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
-        let mut batch = WriteBatch::default();
-        batch.put_cf(
-            self.store.pages_cf()?,
-            keys::page_key(&prefix, TALLY_SUB, 0),
-            Tally::new(counts).encode_page(),
-        );
-        self.store.put_meta(self.ns, &self.key, meta, batch)
     }
 
     fn load_page(&self, payload: &[u8]) -> Result<()> {

@@ -5,6 +5,7 @@
 pub mod batch;
 mod bloom;
 mod cms;
+mod cuckoo;
 pub mod parse;
 
 pub use batch::execute_pipeline;
@@ -26,7 +27,10 @@ pub fn execute(ns: &Namespace, args: &[Vec<u8>]) -> Reply {
         return Reply::Error("ERR empty command".to_owned());
     };
     let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
-    match cms::handler(&lower).or_else(|| bloom::handler(&lower)) {
+    match cms::handler(&lower)
+        .or_else(|| bloom::handler(&lower))
+        .or_else(|| cuckoo::handler(&lower))
+    {
         Some(handler) => reply(handler(ns, args)),
         None => unknown_command(args),
     }

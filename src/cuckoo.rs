@@ -1,0 +1,660 @@
+//! Cuckoo filters on blind merges: page-local inserts, kick-outs inside the merge operator.
+//!
+//! A filter is a chain of sub-filters (RedisBloom's layout): sub-filter `i` has
+//! `buckets × expansion^i` buckets of `bucket_size` slots. Each sub-filter is cut into
+//! pages of a power-of-two number of buckets, and an item's page, its first bucket and
+//! its fingerprint all come from one 64-bit MurmurHash64A of the item (seed 0, as
+//! RedisBloom): `i = hash mod buckets`, page `i / page_buckets`, bucket `i mod
+//! page_buckets`, fingerprint `hash mod 255 + 1` (8 bits, RedisBloom's) or `hash mod
+//! 65535 + 1` (16 bits). The alternate bucket is taken inside the page (see
+//! [`rocksketch_merge::cuckoo`]), so an add is one operand, `insert(bucket, fp)`, and the
+//! merge operator does the rest, kick-outs included; nothing inserted is ever lost.
+//!
+//! The chain grows when the newest sub-filter's item count reaches its load target (a
+//! share of its slots that page-local cuckoo hashing reaches without stashing); the
+//! writer decides from an in-memory count, never from pages. Counts per sub-filter and
+//! the number of deletes live in the key's tally page.
+
+use crate::error::{CuckooError, Error, Result};
+use crate::keys::{self, TALLY_SUB};
+use crate::meta::{CuckooParams, KeyType, Meta, Params};
+use crate::store::Store;
+use rocksdb::{ReadOptions, WriteBatch};
+use rocksketch_merge::cuckoo::{FpOp, FpOps, FpPage, Shape};
+use rocksketch_merge::hash::murmur64a;
+use rocksketch_merge::tally::Tally;
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+
+mod dump;
+
+/// RedisBloom's defaults for a filter created by `CF.ADD`.
+pub const DEFAULT_CAPACITY: u64 = 1024;
+pub const DEFAULT_BUCKET_SIZE: u8 = 2;
+pub const DEFAULT_MAX_ITERATIONS: u16 = 20;
+pub const DEFAULT_EXPANSION: u16 = 1;
+/// Largest capacity `CF.RESERVE` accepts.
+pub const MAX_CAPACITY: u64 = 1 << 30;
+/// Largest expansion factor (before rounding up to a power of two).
+pub const MAX_EXPANSION: u32 = 32768;
+/// Sub-filters a chain may grow to.
+pub const MAX_FILTERS: u32 = 32;
+/// The tally slot counting deletes (slots below it count each sub-filter's items).
+const DELETES_SLOT: usize = MAX_FILTERS as usize;
+
+/// How a new filter is shaped (`CF.RESERVE`'s arguments).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CuckooOptions {
+    pub capacity: u64,
+    pub bucket_size: u8,
+    pub max_iterations: u16,
+    /// 0 never grows; otherwise rounded up to a power of two, as RedisBloom does.
+    pub expansion: u32,
+    /// Fingerprint width: 8 (RedisBloom's) or 16 bits (fewer false positives).
+    pub fp_bits: u8,
+}
+
+impl Default for CuckooOptions {
+    fn default() -> CuckooOptions {
+        CuckooOptions {
+            capacity: DEFAULT_CAPACITY,
+            bucket_size: DEFAULT_BUCKET_SIZE,
+            max_iterations: DEFAULT_MAX_ITERATIONS,
+            expansion: u32::from(DEFAULT_EXPANSION),
+            fp_bits: 8,
+        }
+    }
+}
+
+/// `CF.INFO`'s fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CuckooInfo {
+    /// Bytes of fingerprint slots in all sub-filters.
+    pub size: u64,
+    /// Buckets of the first sub-filter.
+    pub buckets: u64,
+    pub filters: u32,
+    /// Items held now (inserts less deletes).
+    pub inserted: u64,
+    pub deleted: u64,
+    pub bucket_size: u8,
+    pub expansion: u16,
+    pub max_iterations: u16,
+}
+
+/// The share of a sub-filter's slots it fills before the chain grows: what page-local
+/// cuckoo hashing with 500 kicks reaches with next to nothing in the stashes.
+fn load_target(bucket_size: u8) -> f64 {
+    match bucket_size {
+        1 => 0.5,
+        2 => 0.84,
+        3 => 0.9,
+        4..=7 => 0.95,
+        _ => 0.97,
+    }
+}
+
+/// The shape of one sub-filter.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Sub {
+    buckets: u64,
+    page_buckets: u32,
+    pages: u32,
+    /// Items it takes before the chain grows.
+    target: u64,
+    shape: Shape,
+}
+
+impl Sub {
+    fn of(params: &CuckooParams, index: u32) -> Result<Sub> {
+        let growth = u64::from(params.expansion.max(1)).saturating_pow(index);
+        let buckets = u64::from(params.buckets)
+            .saturating_mul(growth)
+            .min(1 << 40);
+        let page_buckets = u64::from(params.page_buckets).min(buckets) as u32;
+        let pages = u32::try_from(buckets / u64::from(page_buckets))
+            .map_err(|_| Error::InvalidArgument("cuckoo sub-filter too large".to_owned()))?;
+        let slots = buckets * u64::from(params.bucket_size);
+        let shape = Shape::new(params.fp_bits, params.bucket_size, page_buckets)
+            .map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        Ok(Sub {
+            buckets,
+            page_buckets,
+            pages,
+            target: ((slots as f64) * load_target(params.bucket_size)) as u64,
+            shape,
+        })
+    }
+
+    /// The page and the bucket within it of an item with hash `h`.
+    fn locate(&self, h: u64) -> (u32, u32) {
+        let i = h & (self.buckets - 1);
+        (
+            (i / u64::from(self.page_buckets)) as u32,
+            (i % u64::from(self.page_buckets)) as u32,
+        )
+    }
+
+    fn bytes(&self, fp_bits: u8) -> u64 {
+        self.buckets * u64::from(self.shape.bucket_size) * u64::from(fp_bits / 8)
+    }
+}
+
+/// An item's hash and fingerprint.
+#[derive(Debug, Clone, Copy)]
+struct Hashed {
+    h: u64,
+    fp: u16,
+}
+
+fn hashed(item: &[u8], fp_bits: u8) -> Hashed {
+    let h = murmur64a(item, 0);
+    let fp = match fp_bits {
+        8 => h % 255 + 1,
+        _ => h % 65535 + 1,
+    } as u16;
+    Hashed { h, fp }
+}
+
+/// A handle on the cuckoo filter at one key. Creating the handle reads nothing.
+pub struct CuckooFilter {
+    store: Store,
+    ns: u16,
+    key: Vec<u8>,
+}
+
+impl CuckooFilter {
+    pub(crate) fn new(store: Store, ns: u16, key: Vec<u8>) -> CuckooFilter {
+        CuckooFilter { store, ns, key }
+    }
+
+    /// Creates a filter (`CF.RESERVE`). Checks the options as RedisBloom does; the
+    /// caller parses them.
+    pub fn reserve(&self, options: CuckooOptions) -> Result<()> {
+        let params = validate(options, self.store.page_cells() * 4)?;
+        let _guard = self.store.lock(self.ns, &self.key);
+        if self.store.meta_locked(self.ns, &self.key)?.is_some() {
+            return Err(CuckooError::ItemExists.into());
+        }
+        self.create_locked(params).map(|_| ())
+    }
+
+    /// Adds an item (`CF.ADD`), creating the filter with RedisBloom's defaults if the key
+    /// is missing. Blind: one insert operand and a tally delta, no read of any page;
+    /// adding an item twice keeps two copies, as RedisBloom does.
+    pub fn add(&self, item: impl AsRef<[u8]>) -> Result<()> {
+        let meta = match self.meta()? {
+            Some(meta) => meta,
+            None => {
+                let _guard = self.store.lock(self.ns, &self.key);
+                self.meta_or_create_locked()?
+            }
+        };
+        let params = cuckoo_params(&meta)?;
+        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let newest = params.filters - 1;
+        let hint = self.store.count_hint(&self.key, &prefix, newest)?;
+        if hint.fetch_add(1, Ordering::Relaxed) >= Sub::of(&params, newest)?.target {
+            // The newest sub-filter is at its target: the locked path grows the chain.
+            hint.fetch_sub(1, Ordering::Relaxed);
+            let _guard = self.store.lock(self.ns, &self.key);
+            let meta = self.meta_or_create_locked()?;
+            return self.insert_locked(meta, hashed(item.as_ref(), params.fp_bits));
+        }
+        let h = hashed(item.as_ref(), params.fp_bits);
+        let batch = self.insert_batch(&prefix, &params, newest, h)?;
+        self.store.write(batch)
+    }
+
+    /// Adds an item only if it is not present (`CF.ADDNX`); whether it was added.
+    pub fn add_nx(&self, item: impl AsRef<[u8]>) -> Result<bool> {
+        let _guard = self.store.lock(self.ns, &self.key);
+        let meta = self.meta_or_create_locked()?;
+        let params = cuckoo_params(&meta)?;
+        let h = hashed(item.as_ref(), params.fp_bits);
+        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        if self.counts_of(&prefix, &params, &[h])?[0] > 0 {
+            return Ok(false);
+        }
+        self.insert_locked(meta, h)?;
+        Ok(true)
+    }
+
+    /// `CF.INSERT` / `CF.INSERTNX`: adds each item (only if absent with `nx`), creating
+    /// a missing filter with `capacity` (RedisBloom's default if `None`) unless
+    /// `nocreate`, which answers `ERR not found`. Answers 1 (added), 0 (present, `nx`)
+    /// or -1 (no room: the filter cannot grow) per item.
+    pub fn insert<I: AsRef<[u8]>>(
+        &self,
+        items: &[I],
+        capacity: Option<u64>,
+        nocreate: bool,
+        nx: bool,
+    ) -> Result<Vec<i64>> {
+        if self.meta()?.is_none() {
+            if nocreate {
+                return Err(CuckooError::NotFound.into());
+            }
+            let options = CuckooOptions {
+                capacity: capacity.unwrap_or(DEFAULT_CAPACITY),
+                ..CuckooOptions::default()
+            };
+            match self.reserve(options) {
+                // Another client created it in between: add to theirs.
+                Ok(()) | Err(Error::Cuckoo(CuckooError::ItemExists)) => {}
+                Err(err) => return Err(err),
+            }
+        }
+        items
+            .iter()
+            .map(|item| {
+                let added = if nx {
+                    self.add_nx(item).map(i64::from)
+                } else {
+                    self.add(item).map(|()| 1)
+                };
+                match added {
+                    Err(Error::Cuckoo(
+                        CuckooError::FilterFull | CuckooError::MaximumExpansions,
+                    )) => Ok(-1),
+                    other => other,
+                }
+            })
+            .collect()
+    }
+
+    /// Whether the item may be present (`CF.EXISTS`); false for a missing key.
+    pub fn exists(&self, item: impl AsRef<[u8]>) -> Result<bool> {
+        Ok(self.mexists(&[item])?[0])
+    }
+
+    /// [`CuckooFilter::exists`] for many items (`CF.MEXISTS`), in one read of the pages.
+    pub fn mexists<I: AsRef<[u8]>>(&self, items: &[I]) -> Result<Vec<bool>> {
+        Ok(self.mcount(items)?.into_iter().map(|n| n > 0).collect())
+    }
+
+    /// Copies of the item's fingerprint in its buckets (`CF.COUNT`): at least the times
+    /// it was added and not deleted; 0 for a missing key.
+    pub fn count(&self, item: impl AsRef<[u8]>) -> Result<u64> {
+        Ok(self.mcount(&[item])?[0])
+    }
+
+    fn mcount<I: AsRef<[u8]>>(&self, items: &[I]) -> Result<Vec<u64>> {
+        let Some(meta) = self.meta()? else {
+            return Ok(vec![0; items.len()]);
+        };
+        let params = cuckoo_params(&meta)?;
+        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let hashed: Vec<Hashed> = items
+            .iter()
+            .map(|i| hashed(i.as_ref(), params.fp_bits))
+            .collect();
+        self.counts_of(&prefix, &params, &hashed)
+    }
+
+    /// Deletes one copy of an item (`CF.DEL`): only if it is present, from the newest
+    /// sub-filter that holds it. `Not found` for a missing key.
+    pub fn delete(&self, item: impl AsRef<[u8]>) -> Result<bool> {
+        let _guard = self.store.lock(self.ns, &self.key);
+        let meta = self
+            .store
+            .meta_locked(self.ns, &self.key)?
+            .ok_or(CuckooError::DelNotFound)?;
+        let params = cuckoo_params(&meta)?;
+        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let h = hashed(item.as_ref(), params.fp_bits);
+        for sub_index in (0..params.filters).rev() {
+            let sub = Sub::of(&params, sub_index)?;
+            let (page, bucket) = sub.locate(h.h);
+            let Some(stored) = self.read_page(&prefix, sub_index, page, &sub)? else {
+                continue;
+            };
+            if !stored.contains(bucket, h.fp) {
+                continue;
+            }
+            let op = FpOps::new(sub.shape, vec![FpOp::Delete { bucket, fp: h.fp }])
+                .map_err(|e| Error::InvalidArgument(e.to_string()))?;
+            let cf = self.store.pages_cf()?;
+            let mut batch = WriteBatch::default();
+            batch.merge_cf(
+                cf,
+                keys::page_key(&prefix, sub_index as u16, page),
+                op.encode(),
+            );
+            let mut slots = vec![0u64; DELETES_SLOT + 1];
+            slots[sub_index as usize] = u64::MAX; // -1, wrapping
+            slots[DELETES_SLOT] = 1;
+            batch.merge_cf(
+                cf,
+                keys::page_key(&prefix, TALLY_SUB, 0),
+                Tally::new(slots).encode_delta(),
+            );
+            self.store.write(batch)?;
+            if let Some(hint) = self.store.existing_count_hint(&prefix, sub_index) {
+                hint.fetch_sub(1, Ordering::Relaxed);
+            }
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// `CF.INFO`'s fields; `ERR not found` for a missing key.
+    pub fn info(&self) -> Result<CuckooInfo> {
+        let meta = self.meta()?.ok_or(CuckooError::NotFound)?;
+        let params = cuckoo_params(&meta)?;
+        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let counts = self.counts(&prefix)?;
+        let mut size = 0;
+        for i in 0..params.filters {
+            size += Sub::of(&params, i)?.bytes(params.fp_bits);
+        }
+        Ok(CuckooInfo {
+            size,
+            buckets: u64::from(params.buckets),
+            filters: params.filters,
+            inserted: (0..params.filters as usize)
+                .map(|i| counts.get(i))
+                .fold(0, u64::wrapping_add),
+            deleted: counts.get(DELETES_SLOT),
+            bucket_size: params.bucket_size,
+            expansion: params.expansion,
+            max_iterations: params.max_iterations,
+        })
+    }
+
+    /// Slots filled and fingerprints stashed over every stored page: how well the pages
+    /// hold their load (for benchmarks and tests; reads the whole filter).
+    pub fn occupancy(&self) -> Result<(u64, u64, u64)> {
+        let meta = self.meta()?.ok_or(CuckooError::NotFound)?;
+        let params = cuckoo_params(&meta)?;
+        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let (mut slots, mut filled, mut stashed) = (0, 0, 0);
+        for i in 0..params.filters {
+            let sub = Sub::of(&params, i)?;
+            slots += sub.buckets * u64::from(params.bucket_size);
+            for page in 0..sub.pages {
+                if let Some(p) = self.read_page(&prefix, i, page, &sub)? {
+                    filled += p.occupied() as u64;
+                    stashed += p.stashed() as u64;
+                }
+            }
+        }
+        Ok((slots, filled, stashed))
+    }
+
+    // ---- internals ----
+
+    fn meta(&self) -> Result<Option<Meta>> {
+        self.store.typed_meta(self.ns, &self.key, KeyType::Cuckoo)
+    }
+
+    /// The key's metadata, creating a filter with RedisBloom's defaults if the key is
+    /// missing (as `CF.ADD` does). The key's lock must be held.
+    fn meta_or_create_locked(&self) -> Result<Meta> {
+        match self.store.meta_locked(self.ns, &self.key)? {
+            Some(meta) => Ok(meta),
+            None => self.create_locked(validate(
+                CuckooOptions::default(),
+                self.store.page_cells() * 4,
+            )?),
+        }
+    }
+
+    fn create_locked(&self, params: CuckooParams) -> Result<Meta> {
+        let meta = Meta {
+            version: self.store.next_version(),
+            expire_at_ms: 0,
+            params: Params::Cuckoo(params),
+        };
+        self.store
+            .put_meta(self.ns, &self.key, meta, WriteBatch::default())?;
+        Ok(meta)
+    }
+
+    /// Inserts into the newest sub-filter, growing the chain first if it is at its
+    /// target (from the tally, read under the key's lock, which must be held).
+    fn insert_locked(&self, meta: Meta, h: Hashed) -> Result<()> {
+        let mut params = cuckoo_params(&meta)?;
+        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let counts = self.counts(&prefix)?;
+        let mut newest = params.filters - 1;
+        let mut grown = None;
+        if counts.get(newest as usize) >= Sub::of(&params, newest)?.target {
+            if params.expansion == 0 {
+                return Err(CuckooError::FilterFull.into());
+            }
+            if params.filters >= MAX_FILTERS {
+                return Err(CuckooError::MaximumExpansions.into());
+            }
+            params.filters += 1;
+            newest += 1;
+            grown = Some(Meta {
+                params: Params::Cuckoo(params),
+                ..meta
+            });
+        }
+        let batch = self.insert_batch(&prefix, &params, newest, h)?;
+        match grown {
+            Some(meta) => self.store.put_meta(self.ns, &self.key, meta, batch)?,
+            None => self.store.write(batch)?,
+        }
+        if let Some(hint) = self.store.existing_count_hint(&prefix, newest) {
+            hint.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// The insert operand for sub-filter `sub_index` and the tally delta.
+    fn insert_batch(
+        &self,
+        prefix: &[u8],
+        params: &CuckooParams,
+        sub_index: u32,
+        h: Hashed,
+    ) -> Result<WriteBatch> {
+        let sub = Sub::of(params, sub_index)?;
+        let (page, bucket) = sub.locate(h.h);
+        let op = FpOps::new(sub.shape, vec![FpOp::Insert { bucket, fp: h.fp }])
+            .map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        let cf = self.store.pages_cf()?;
+        let mut batch = WriteBatch::default();
+        batch.merge_cf(
+            cf,
+            keys::page_key(prefix, sub_index as u16, page),
+            op.encode(),
+        );
+        let mut slots = vec![0; sub_index as usize + 1];
+        slots[sub_index as usize] = 1;
+        batch.merge_cf(
+            cf,
+            keys::page_key(prefix, TALLY_SUB, 0),
+            Tally::new(slots).encode_delta(),
+        );
+        Ok(batch)
+    }
+
+    /// Copies of each item's fingerprint over all sub-filters, in one multi-get.
+    fn counts_of(
+        &self,
+        prefix: &[u8],
+        params: &CuckooParams,
+        items: &[Hashed],
+    ) -> Result<Vec<u64>> {
+        let subs: Vec<Sub> = (0..params.filters)
+            .map(|i| Sub::of(params, i))
+            .collect::<Result<_>>()?;
+        let mut wanted: Vec<(u32, u32)> = items
+            .iter()
+            .flat_map(|h| {
+                subs.iter()
+                    .enumerate()
+                    .map(|(i, s)| (i as u32, s.locate(h.h).0))
+            })
+            .collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let page_keys: Vec<Vec<u8>> = wanted
+            .iter()
+            .map(|(i, page)| keys::page_key(prefix, *i as u16, *page))
+            .collect();
+        let mut pages: HashMap<(u32, u32), FpPage> = HashMap::with_capacity(wanted.len());
+        let values = self.store.get_pages(&page_keys, &ReadOptions::default())?;
+        for ((i, page), value) in wanted.into_iter().zip(values) {
+            if let Some(raw) = value {
+                pages.insert((i, page), self.checked_page(&raw, &subs[i as usize])?);
+            }
+        }
+        Ok(items
+            .iter()
+            .map(|h| {
+                subs.iter()
+                    .enumerate()
+                    .map(|(i, sub)| {
+                        let (page, bucket) = sub.locate(h.h);
+                        pages
+                            .get(&(i as u32, page))
+                            .map_or(0, |p| u64::from(p.count(bucket, h.fp)))
+                    })
+                    .sum()
+            })
+            .collect())
+    }
+
+    fn read_page(
+        &self,
+        prefix: &[u8],
+        sub_index: u32,
+        page: u32,
+        sub: &Sub,
+    ) -> Result<Option<FpPage>> {
+        let key = keys::page_key(prefix, sub_index as u16, page);
+        match self
+            .store
+            .get_pages(&[key], &ReadOptions::default())?
+            .pop()
+            .flatten()
+        {
+            Some(raw) => Ok(Some(self.checked_page(&raw, sub)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Decodes a stored page and checks it has the sub-filter's shape.
+    fn checked_page(&self, raw: &[u8], sub: &Sub) -> Result<FpPage> {
+        let page = FpPage::decode(raw)
+            .map_err(|source| Error::corrupt(&self.key, "a cuckoo page", source))?;
+        if page.shape() != sub.shape {
+            return Err(Error::corrupt(
+                &self.key,
+                "a cuckoo page",
+                rocksketch_merge::Error::Invalid("page shape differs from the filter's layout"),
+            ));
+        }
+        Ok(page)
+    }
+
+    fn counts(&self, prefix: &[u8]) -> Result<Tally> {
+        self.store.read_tally(&self.key, prefix)
+    }
+}
+
+fn cuckoo_params(meta: &Meta) -> Result<CuckooParams> {
+    match meta.params {
+        Params::Cuckoo(params) => Ok(params),
+        Params::Cms(_) | Params::Bloom(_) => Err(Error::WrongType),
+    }
+}
+
+/// RedisBloom's checks of `CF.RESERVE`'s numbers, then the sizing: a power-of-two
+/// number of buckets for the capacity, pages of about `page_bytes`.
+fn validate(options: CuckooOptions, page_bytes: u32) -> Result<CuckooParams> {
+    let CuckooOptions {
+        capacity,
+        bucket_size,
+        max_iterations,
+        expansion,
+        fp_bits,
+    } = options;
+    if bucket_size == 0 {
+        return Err(CuckooError::BucketSizeRange.into());
+    }
+    if max_iterations == 0 {
+        return Err(CuckooError::MaxIterationsRange.into());
+    }
+    if expansion > MAX_EXPANSION {
+        return Err(CuckooError::ExpansionRange.into());
+    }
+    if fp_bits != 8 && fp_bits != 16 {
+        return Err(CuckooError::FingerprintRange.into());
+    }
+    if capacity < 2 * u64::from(bucket_size) || capacity > MAX_CAPACITY {
+        return Err(CuckooError::CapacityRange.into());
+    }
+    let buckets = (capacity / u64::from(bucket_size)).next_power_of_two() as u32;
+    let slot_bytes = u32::from(bucket_size) * u32::from(fp_bits / 8);
+    let page_buckets = (page_bytes / slot_bytes).max(1);
+    // The largest power of two that fits the page.
+    let page_buckets = 1 << (31 - page_buckets.leading_zeros());
+    let expansion = if expansion == 0 {
+        0
+    } else {
+        expansion.next_power_of_two() as u16
+    };
+    Ok(CuckooParams {
+        capacity,
+        buckets,
+        bucket_size,
+        fp_bits,
+        max_iterations,
+        expansion,
+        filters: 1,
+        page_buckets,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizing_follows_redisbloom() {
+        let p = validate(CuckooOptions::default(), 16384).unwrap();
+        assert_eq!(p.buckets, 512);
+        assert_eq!(p.page_buckets, 8192);
+        let sub = Sub::of(&p, 0).unwrap();
+        assert_eq!((sub.pages, sub.page_buckets), (1, 512));
+        let p = validate(
+            CuckooOptions {
+                capacity: 1_000_000,
+                bucket_size: 4,
+                expansion: 3,
+                ..CuckooOptions::default()
+            },
+            16384,
+        )
+        .unwrap();
+        assert_eq!(p.buckets, 262_144);
+        assert_eq!(p.expansion, 4);
+        let second = Sub::of(&p, 1).unwrap();
+        assert_eq!(second.buckets, 4 * 262_144);
+        assert_eq!(second.pages, 4 * 262_144 / 4096);
+        assert!(validate(
+            CuckooOptions {
+                capacity: 3,
+                ..CuckooOptions::default()
+            },
+            16384
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn fingerprints_are_never_zero_and_fit() {
+        for i in 0..10_000u32 {
+            let h8 = hashed(&i.to_le_bytes(), 8);
+            assert!((1..=255).contains(&h8.fp));
+            let h16 = hashed(&i.to_le_bytes(), 16);
+            assert!(h16.fp >= 1);
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! `CF.SCANDUMP` / `CF.LOADCHUNK`: a filter as a sequence of self-describing chunks.
+//!
+//! ```text
+//! Chunk: magic "RKCF" | version u8 | kind u8 | reserved u16 | crc32 u32 LE (of the payload) | payload
+//!   kind 1, header (cursor 1):   cuckoo params (26 bytes) | tally slots u64 LE × 33
+//!   kind 2, page (cursor >= 2):  sub u32 LE | page u32 LE | the stored page (FpPage)
+//! ```
+//!
+//! Cursor 0 starts a dump; cursor `c >= 1` continues after the chunk before it, and a
+//! returned cursor of 0 ends it. Cursors name positions in the sequence of all of the
+//! filter's pages, so only stored pages are sent.
+
+use super::{cuckoo_params, CuckooFilter, Sub, DELETES_SLOT, MAX_FILTERS};
+use crate::chunk;
+use crate::error::{CuckooError, Error, Result};
+use crate::keys;
+use crate::meta::{CuckooParams, Params};
+use rocksdb::WriteBatch;
+use rocksketch_merge::bytes::{le_u32, le_u64};
+
+const MAGIC: &[u8; 4] = b"RKCF";
+const KIND_HEADER: u8 = 1;
+const KIND_PAGE: u8 = 2;
+const TALLY_SLOTS: usize = DELETES_SLOT + 1;
+const HEADER_LEN: usize = CuckooParams::ENCODED_LEN + 8 * TALLY_SLOTS;
+
+fn frame(kind: u8, payload: &[u8]) -> Vec<u8> {
+    chunk::frame(MAGIC, kind, payload)
+}
+
+/// Checks a chunk's frame and returns its kind and payload.
+fn unframe(chunk: &[u8]) -> Result<(u8, &[u8])> {
+    chunk::unframe(MAGIC, chunk).ok_or(Error::from(CuckooError::BadChunk))
+}
+
+impl CuckooFilter {
+    /// One step of a dump (`CF.SCANDUMP`): the next cursor (0 at the end) and a chunk.
+    pub fn scandump(&self, cursor: i64) -> Result<(i64, Vec<u8>)> {
+        let meta = self.meta()?.ok_or(CuckooError::NotFound)?;
+        let params = cuckoo_params(&meta)?;
+        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        if cursor < 0 {
+            return Err(CuckooError::InvalidPosition.into());
+        }
+        if cursor == 0 {
+            let counts = self.counts(&prefix)?;
+            let mut payload = Vec::with_capacity(HEADER_LEN);
+            params.encode_into(&mut payload);
+            for slot in 0..TALLY_SLOTS {
+                payload.extend_from_slice(&counts.get(slot).to_le_bytes());
+            }
+            return Ok((1, frame(KIND_HEADER, &payload)));
+        }
+        // Position p >= 1 is the (p-1)-th page of the chain, counting every sub-filter.
+        let mut position = (cursor - 1) as u64;
+        for sub_index in 0..params.filters {
+            let sub = Sub::of(&params, sub_index)?;
+            let pages = u64::from(sub.pages);
+            if position >= pages {
+                position -= pages;
+                continue;
+            }
+            for page in position..pages {
+                let key = keys::page_key(&prefix, sub_index as u16, page as u32);
+                let Some(raw) = self
+                    .store
+                    .get_pages(&[key], &Default::default())?
+                    .pop()
+                    .flatten()
+                else {
+                    continue;
+                };
+                // Check it before sending it on.
+                self.checked_page(&raw, &sub)?;
+                let mut payload = Vec::with_capacity(8 + raw.len());
+                payload.extend_from_slice(&sub_index.to_le_bytes());
+                payload.extend_from_slice(&(page as u32).to_le_bytes());
+                payload.extend_from_slice(&raw);
+                let next = cursor + (page - position) as i64 + 1;
+                return Ok((next, frame(KIND_PAGE, &payload)));
+            }
+            return self.scandump(cursor + (pages - position) as i64);
+        }
+        Ok((0, Vec::new()))
+    }
+
+    /// Replays a chunk from [`CuckooFilter::scandump`] (`CF.LOADCHUNK`): the header chunk
+    /// (cursor 1) creates the filter, which must not exist; page chunks fill it.
+    pub fn loadchunk(&self, cursor: i64, chunk: &[u8]) -> Result<()> {
+        let (kind, payload) = unframe(chunk)?;
+        match (kind, cursor) {
+            (KIND_HEADER, 1) => self.load_header(payload),
+            (KIND_PAGE, c) if c >= 2 => self.load_page(payload),
+            _ => Err(CuckooError::InvalidPosition.into()),
+        }
+    }
+
+    fn load_header(&self, payload: &[u8]) -> Result<()> {
+        let bad = || Error::from(CuckooError::BadChunk);
+        if payload.len() != HEADER_LEN {
+            return Err(bad());
+        }
+        let params =
+            CuckooParams::decode(&payload[..CuckooParams::ENCODED_LEN]).map_err(|_| bad())?;
+        if params.filters > MAX_FILTERS {
+            return Err(bad());
+        }
+        for i in 0..params.filters {
+            Sub::of(&params, i).map_err(|_| bad())?;
+        }
+        let counts: Vec<u64> = (0..TALLY_SLOTS)
+            .map(|i| le_u64(payload, CuckooParams::ENCODED_LEN + 8 * i))
+            .collect();
+        match self
+            .store
+            .create_restored(self.ns, &self.key, Params::Cuckoo(params), counts)?
+        {
+            true => Ok(()),
+            false => Err(CuckooError::ItemExists.into()),
+        }
+    }
+
+    fn load_page(&self, payload: &[u8]) -> Result<()> {
+        let bad = || Error::from(CuckooError::BadChunk);
+        let meta = self.meta()?.ok_or(CuckooError::NotFound)?;
+        let params = cuckoo_params(&meta)?;
+        let (sub_index, page) = (le_u32(payload, 0), le_u32(payload, 4));
+        let raw = payload.get(8..).ok_or_else(bad)?;
+        if sub_index >= params.filters {
+            return Err(bad());
+        }
+        let sub = Sub::of(&params, sub_index)?;
+        if page >= sub.pages {
+            return Err(bad());
+        }
+        self.checked_page(raw, &sub).map_err(|_| bad())?;
+        // The page as it was: restoring into the empty filter the header created.
+        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let mut batch = WriteBatch::default();
+        batch.put_cf(
+            self.store.pages_cf()?,
+            keys::page_key(&prefix, sub_index as u16, page),
+            raw,
+        );
+        self.store.write(batch)
+    }
+}

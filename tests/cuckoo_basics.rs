@@ -1,0 +1,367 @@
+//! Cuckoo filters through the command layer and the library: every `CF.*` command and
+//! error with RedisBloom's replies, growth, the limits of a chain, overfilling without
+//! loss, 16-bit fingerprints, dump and restore.
+
+mod common;
+
+use rocksketch::command::{execute, Reply};
+use rocksketch::{CuckooError, CuckooOptions, Error};
+
+fn run(ns: &rocksketch::Namespace, words: &[&str]) -> Reply {
+    execute(ns, &common::args(words))
+}
+
+fn err(text: &str) -> Reply {
+    Reply::Error(text.to_owned())
+}
+
+#[test]
+fn every_command_and_its_errors() {
+    let t = common::TempStore::new();
+    let ns = t.store().ns(0);
+    let ok = Reply::ok();
+    assert_eq!(
+        run(&ns, &["CF.RESERVE", "cf", "1000", "BUCKETSIZE", "4"]),
+        ok
+    );
+    assert_eq!(run(&ns, &["CF.ADD", "cf", "a"]), Reply::Bool(true));
+    assert_eq!(run(&ns, &["CF.ADD", "cf", "a"]), Reply::Bool(true));
+    assert_eq!(run(&ns, &["CF.COUNT", "cf", "a"]), Reply::Int(2));
+    assert_eq!(run(&ns, &["CF.ADDNX", "cf", "a"]), Reply::Bool(false));
+    assert_eq!(run(&ns, &["CF.ADDNX", "cf", "b"]), Reply::Bool(true));
+    assert_eq!(run(&ns, &["CF.EXISTS", "cf", "b"]), Reply::Bool(true));
+    assert_eq!(run(&ns, &["CF.EXISTS", "cf", "never"]), Reply::Bool(false));
+    assert_eq!(
+        run(&ns, &["CF.MEXISTS", "cf", "a", "never", "b"]),
+        Reply::Array(vec![
+            Reply::Bool(true),
+            Reply::Bool(false),
+            Reply::Bool(true)
+        ])
+    );
+    assert_eq!(run(&ns, &["CF.DEL", "cf", "a"]), Reply::Bool(true));
+    assert_eq!(run(&ns, &["CF.COUNT", "cf", "a"]), Reply::Int(1));
+    assert_eq!(run(&ns, &["CF.DEL", "cf", "never"]), Reply::Bool(false));
+    let info = |n: &str, v: i64| (Reply::Simple(n.to_owned()), Reply::Int(v));
+    assert_eq!(
+        run(&ns, &["CF.INFO", "cf"]),
+        Reply::Map(vec![
+            info("Size", 1024),
+            info("Number of buckets", 256),
+            info("Number of filters", 1),
+            info("Number of items inserted", 2),
+            info("Number of items deleted", 1),
+            info("Bucket size", 4),
+            info("Expansion rate", 1),
+            info("Max iterations", 20),
+        ])
+    );
+    // Missing keys: reads answer 0, DEL and INFO are errors, ADD creates.
+    assert_eq!(run(&ns, &["CF.EXISTS", "none", "a"]), Reply::Bool(false));
+    assert_eq!(run(&ns, &["CF.COUNT", "none", "a"]), Reply::Int(0));
+    assert_eq!(
+        run(&ns, &["CF.MEXISTS", "none", "a"]),
+        Reply::Array(vec![Reply::Bool(false)])
+    );
+    assert_eq!(run(&ns, &["CF.DEL", "none", "a"]), err("Not found"));
+    assert_eq!(run(&ns, &["CF.INFO", "none"]), err("ERR not found"));
+    assert_eq!(run(&ns, &["CF.ADD", "auto", "x"]), Reply::Bool(true));
+    let Reply::Map(auto) = run(&ns, &["CF.INFO", "auto"]) else {
+        panic!()
+    };
+    assert_eq!(auto[1], info("Number of buckets", 512));
+    assert_eq!(auto[5], info("Bucket size", 2));
+    // INSERT and INSERTNX.
+    assert_eq!(
+        run(
+            &ns,
+            &[
+                "CF.INSERT",
+                "ins",
+                "CAPACITY",
+                "100",
+                "ITEMS",
+                "x",
+                "y",
+                "x"
+            ]
+        ),
+        Reply::Array(vec![Reply::Bool(true); 3])
+    );
+    assert_eq!(
+        run(&ns, &["CF.INSERTNX", "ins", "ITEMS", "x", "z"]),
+        Reply::Array(vec![Reply::Int(0), Reply::Int(1)])
+    );
+    assert_eq!(
+        run(&ns, &["CF.INSERT", "nokey", "NOCREATE", "ITEMS", "x"]),
+        err("ERR not found")
+    );
+    assert_eq!(
+        run(&ns, &["CF.INSERT", "ins", "COLOUR", "red", "ITEMS", "x"]),
+        err("Unknown argument received")
+    );
+    assert_eq!(
+        run(&ns, &["CF.INSERT", "ins", "CAPACITY", "many", "ITEMS", "x"]),
+        err("Bad capacity")
+    );
+    for words in [
+        &["CF.INSERT", "ins", "ITEMS"][..],
+        &["CF.INSERT", "ins", "x"],
+    ] {
+        assert_eq!(
+            run(&ns, words),
+            err("ERR wrong number of arguments for 'cf.insert' command")
+        );
+    }
+    // RESERVE's checks, in RedisBloom's order.
+    for (words, reply) in [
+        (&["CF.RESERVE", "cf", "1000"][..], "ERR item exists"),
+        (&["CF.RESERVE", "r", "lots"], "Bad capacity"),
+        (
+            &["CF.RESERVE", "r", "3"],
+            "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]",
+        ),
+        (
+            &["CF.RESERVE", "r", "2000000000"],
+            "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]",
+        ),
+        (
+            &["CF.RESERVE", "r", "100", "BUCKETSIZE", "x"],
+            "Couldn't parse BUCKETSIZE",
+        ),
+        (
+            &["CF.RESERVE", "r", "100", "BUCKETSIZE", "256"],
+            "BUCKETSIZE: value must be in the range [1, 255]",
+        ),
+        (
+            &["CF.RESERVE", "r", "100", "MAXITERATIONS", "x"],
+            "Couldn't parse MAXITERATIONS",
+        ),
+        (
+            &["CF.RESERVE", "r", "100", "MAXITERATIONS", "0"],
+            "MAXITERATIONS: value must be in the range [1, 65535]",
+        ),
+        (
+            &["CF.RESERVE", "r", "100", "EXPANSION", "x"],
+            "Couldn't parse EXPANSION",
+        ),
+        (
+            &["CF.RESERVE", "r", "100", "EXPANSION", "32769"],
+            "EXPANSION: value must be in the range [0, 32768]",
+        ),
+        (
+            &["CF.RESERVE", "r", "100", "FINGERPRINT", "12"],
+            "FINGERPRINT: value must be 8 or 16",
+        ),
+        (
+            &["CF.RESERVE", "r", "100", "BUCKETSIZE"],
+            "ERR wrong number of arguments for 'cf.reserve' command",
+        ),
+    ] {
+        assert_eq!(run(&ns, words), err(reply), "{words:?}");
+    }
+    // Expansion is rounded up to a power of two.
+    assert_eq!(run(&ns, &["CF.RESERVE", "e", "100", "EXPANSION", "3"]), ok);
+    let Reply::Map(e) = run(&ns, &["CF.INFO", "e"]) else {
+        panic!()
+    };
+    assert_eq!(e[6], info("Expansion rate", 4));
+    // Wrong types both ways.
+    assert_eq!(run(&ns, &["BF.ADD", "bf", "x"]), Reply::Bool(true));
+    let wrong = err("WRONGTYPE Operation against a key holding the wrong kind of value");
+    assert_eq!(run(&ns, &["CF.ADD", "bf", "x"]), wrong);
+    assert_eq!(run(&ns, &["CF.EXISTS", "bf", "x"]), wrong);
+    assert_eq!(run(&ns, &["BF.ADD", "cf", "x"]), wrong);
+    assert_eq!(run(&ns, &["CMS.QUERY", "cf", "x"]), wrong);
+    assert_eq!(
+        t.store()
+            .ns(0)
+            .key_type(b"cf")
+            .unwrap()
+            .map(|k| k.redis_name()),
+        Some("MBbloomCF")
+    );
+}
+
+#[test]
+fn a_chain_grows_and_every_item_stays_present() {
+    let t = common::TempStore::new();
+    let cf = t.store().cuckoo("grow");
+    cf.reserve(CuckooOptions {
+        capacity: 1000,
+        bucket_size: 4,
+        expansion: 2,
+        ..CuckooOptions::default()
+    })
+    .unwrap();
+    let items: Vec<String> = (0..50_000).map(|i| format!("item-{i}")).collect();
+    for item in &items {
+        cf.add(item).unwrap();
+    }
+    let info = cf.info().unwrap();
+    assert!(info.filters > 5, "{info:?}");
+    assert_eq!(info.inserted, 50_000);
+    assert!(cf.mexists(&items).unwrap().iter().all(|f| *f));
+    t.store().compact().unwrap();
+    assert!(cf.mexists(&items).unwrap().iter().all(|f| *f));
+    let (slots, filled, stashed) = cf.occupancy().unwrap();
+    assert_eq!(filled + stashed, 50_000);
+    assert!(slots > 50_000);
+}
+
+#[test]
+fn limits_of_a_chain() {
+    let t = common::TempStore::new();
+    // EXPANSION 0: the filter is full at its load target.
+    let fixed = t.store().cuckoo("fixed");
+    fixed
+        .reserve(CuckooOptions {
+            capacity: 100,
+            expansion: 0,
+            ..CuckooOptions::default()
+        })
+        .unwrap();
+    let mut added = 0;
+    let full = loop {
+        match fixed.add(format!("i{added}")) {
+            Ok(()) => added += 1,
+            Err(e) => break e,
+        }
+    };
+    assert!(
+        matches!(full, Error::Cuckoo(CuckooError::FilterFull)),
+        "{full}"
+    );
+    assert_eq!(full.to_string(), "Filter is full");
+    // 64 buckets of 2 slots, filled to 84 %.
+    assert_eq!(added, 107);
+    assert_eq!(
+        fixed
+            .insert(&["late", "later"], None, false, false)
+            .unwrap(),
+        vec![-1, -1]
+    );
+    for i in 0..added {
+        assert!(fixed.exists(format!("i{i}")).unwrap());
+    }
+    // Growth stops at 32 sub-filters.
+    let small = t.store().cuckoo("small");
+    small
+        .reserve(CuckooOptions {
+            capacity: 4,
+            expansion: 1,
+            ..CuckooOptions::default()
+        })
+        .unwrap();
+    let mut n = 0;
+    let last = loop {
+        match small.add(format!("s{n}")) {
+            Ok(()) => n += 1,
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(last.to_string(), "Maximum expansions reached");
+    assert_eq!(small.info().unwrap().filters, 32);
+    assert!(small
+        .mexists(&(0..n).map(|i| format!("s{i}")).collect::<Vec<_>>())
+        .unwrap()
+        .iter()
+        .all(|f| *f));
+}
+
+#[test]
+fn sixteen_bit_fingerprints_cut_false_positives() {
+    let t = common::TempStore::new();
+    let rate = |fp_bits: u8| {
+        let cf = t.store().cuckoo(format!("fp{fp_bits}"));
+        cf.reserve(CuckooOptions {
+            capacity: 20_000,
+            bucket_size: 4,
+            fp_bits,
+            ..CuckooOptions::default()
+        })
+        .unwrap();
+        let items: Vec<String> = (0..15_000).map(|i| format!("in-{i}")).collect();
+        for item in &items {
+            cf.add(item).unwrap();
+        }
+        assert!(cf.mexists(&items).unwrap().iter().all(|f| *f));
+        let absent: Vec<String> = (0..50_000).map(|i| format!("out-{i}")).collect();
+        let hits = cf.mexists(&absent).unwrap().iter().filter(|f| **f).count();
+        hits as f64 / absent.len() as f64
+    };
+    let (eight, sixteen) = (rate(8), rate(16));
+    // Bound 2b / 2^f at this load: 8 / 255 and 8 / 65535.
+    assert!(eight < 8.0 / 255.0 * 1.1, "{eight}");
+    assert!(sixteen < 0.001, "{sixteen}");
+    assert!(sixteen * 20.0 < eight, "{sixteen} vs {eight}");
+}
+
+#[test]
+fn dump_and_restore_reproduce_every_answer() {
+    let mut t = common::TempStore::new();
+    let chunks = dump_and_load(t.store());
+    assert!(chunks.len() > 2);
+    t.reopen();
+    let ns = t.store().ns(0);
+    let (src, copy) = (ns.cuckoo("src"), ns.cuckoo("copy"));
+    let probes: Vec<String> = (0..20_000).map(|i| format!("m{i}")).collect();
+    assert_eq!(
+        copy.mexists(&probes).unwrap(),
+        src.mexists(&probes).unwrap()
+    );
+    assert!(copy
+        .mexists(&probes[500..12_000])
+        .unwrap()
+        .iter()
+        .all(|f| *f));
+    assert_eq!(copy.info().unwrap(), src.info().unwrap());
+    assert_eq!(copy.count("m600").unwrap(), src.count("m600").unwrap());
+    assert!(matches!(
+        copy.loadchunk(1, &chunks[0].1),
+        Err(Error::Cuckoo(CuckooError::ItemExists))
+    ));
+    assert!(matches!(
+        ns.cuckoo("x").loadchunk(2, b"garbage"),
+        Err(Error::Cuckoo(CuckooError::BadChunk))
+    ));
+    assert!(matches!(
+        src.scandump(-1),
+        Err(Error::Cuckoo(CuckooError::InvalidPosition))
+    ));
+}
+
+/// Fills "src" (deleting some), dumps it, loads the chunks into "copy"; the chunks.
+fn dump_and_load(store: &rocksketch::Store) -> Vec<(i64, Vec<u8>)> {
+    let ns = store.ns(0);
+    let src = ns.cuckoo("src");
+    src.reserve(CuckooOptions {
+        capacity: 5000,
+        bucket_size: 4,
+        expansion: 2,
+        ..CuckooOptions::default()
+    })
+    .unwrap();
+    let items: Vec<String> = (0..12_000).map(|i| format!("m{i}")).collect();
+    for item in &items {
+        src.add(item).unwrap();
+    }
+    for item in &items[..500] {
+        assert!(src.delete(item).unwrap());
+    }
+    let mut chunks = Vec::new();
+    let mut cursor = 0;
+    loop {
+        let (next, chunk) = src.scandump(cursor).unwrap();
+        if next == 0 {
+            break;
+        }
+        chunks.push((next, chunk));
+        cursor = next;
+    }
+    let copy = ns.cuckoo("copy");
+    for (cursor, chunk) in &chunks {
+        copy.loadchunk(*cursor, chunk).unwrap();
+    }
+    chunks
+}

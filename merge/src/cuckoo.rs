@@ -190,11 +190,12 @@ impl FpOps {
     }
 }
 
-/// A materialized page of buckets and its stash.
+/// A materialized page of buckets and its stash. The slots stay in their stored form
+/// (little-endian bytes), so decoding and encoding a page are copies, not conversions.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FpPage {
     shape: Shape,
-    slots: Vec<u16>,
+    slots: Vec<u8>,
     stash: Vec<(u32, u16)>,
 }
 
@@ -203,7 +204,7 @@ impl FpPage {
     pub fn empty(shape: Shape) -> FpPage {
         FpPage {
             shape,
-            slots: vec![0; shape.slots()],
+            slots: vec![0; shape.slots() * shape.fp_bytes()],
             stash: Vec::new(),
         }
     }
@@ -214,7 +215,10 @@ impl FpPage {
 
     /// Fingerprints held in slots (not counting the stash).
     pub fn occupied(&self) -> usize {
-        self.slots.iter().filter(|s| **s != 0).count()
+        match self.shape.fp_bytes() {
+            1 => self.slots.iter().filter(|s| **s != 0).count(),
+            _ => self.slots.chunks_exact(2).filter(|s| *s != [0, 0]).count(),
+        }
     }
 
     /// Fingerprints in the stash.
@@ -222,21 +226,32 @@ impl FpPage {
         self.stash.len()
     }
 
+    /// The fingerprint in slot `i` (0, empty, outside the page).
+    fn slot(&self, i: usize) -> u16 {
+        match self.shape.fp_bytes() {
+            1 => self.slots.get(i).map_or(0, |b| u16::from(*b)),
+            _ => self.slots.get(2 * i..2 * i + 2).map_or(0, |b| {
+                u16::from_le_bytes([
+                    b.first().copied().unwrap_or(0),
+                    b.last().copied().unwrap_or(0),
+                ])
+            }),
+        }
+    }
+
+    fn set_slot(&mut self, i: usize, fp: u16) {
+        let bytes = fp.to_le_bytes();
+        let width = self.shape.fp_bytes();
+        if let Some(dst) = self.slots.get_mut(width * i..width * i + width) {
+            dst.copy_from_slice(bytes.get(..width).unwrap_or_default());
+        }
+    }
+
+    /// The slot indices of `bucket`.
     fn bucket(&self, bucket: u32) -> std::ops::Range<usize> {
         let size = usize::from(self.shape.bucket_size);
-        let start = (bucket as usize).saturating_mul(size).min(self.slots.len());
-        start..(start + size).min(self.slots.len())
-    }
-
-    /// The slots of `bucket` (empty outside the page).
-    fn bucket_slots(&self, bucket: u32) -> &[u16] {
-        self.slots.get(self.bucket(bucket)).unwrap_or_default()
-    }
-
-    fn set_slot(&mut self, slot: usize, fp: u16) {
-        if let Some(s) = self.slots.get_mut(slot) {
-            *s = fp;
-        }
+        let start = (bucket as usize).saturating_mul(size);
+        start..start + size
     }
 
     /// The two buckets of `fp`'s pair (the same one twice if it is its own alternate).
@@ -247,7 +262,7 @@ impl FpPage {
     /// Copies of `fp` in the bucket pair of `bucket`, stash included.
     pub fn count(&self, bucket: u32, fp: u16) -> u32 {
         let [b1, b2] = self.pair(bucket, fp);
-        let in_bucket = |b: u32| self.bucket_slots(b).iter().filter(|s| **s == fp).count();
+        let in_bucket = |b: u32| self.bucket(b).filter(|i| self.slot(*i) == fp).count();
         let buckets = if b1 == b2 {
             in_bucket(b1)
         } else {
@@ -267,11 +282,7 @@ impl FpPage {
     }
 
     fn free_slot(&self, bucket: u32) -> Option<usize> {
-        let start = self.bucket(bucket).start;
-        self.bucket_slots(bucket)
-            .iter()
-            .position(|s| *s == 0)
-            .map(|i| start + i)
+        self.bucket(bucket).find(|i| self.slot(*i) == 0)
     }
 
     /// Inserts `fp` into the pair of `bucket`, kicking out residents as needed.
@@ -287,9 +298,9 @@ impl FpPage {
         for kick in 0..MAX_KICKS {
             // A deterministic victim that moves around the bucket as kicks go on.
             let victim = self.bucket(at).start + ((kick + u32::from(in_hand)) % size) as usize;
-            if let Some(resident) = self.slots.get_mut(victim) {
-                std::mem::swap(resident, &mut in_hand);
-            }
+            let resident = self.slot(victim);
+            self.set_slot(victim, in_hand);
+            in_hand = resident;
             at = self.shape.alt(at, in_hand);
             if let Some(slot) = self.free_slot(at) {
                 self.set_slot(slot, in_hand);
@@ -303,8 +314,8 @@ impl FpPage {
     pub fn delete(&mut self, bucket: u32, fp: u16) -> bool {
         let [b1, b2] = self.pair(bucket, fp);
         for b in [b1, b2] {
-            if let Some(i) = self.bucket_slots(b).iter().position(|s| *s == fp) {
-                self.set_slot(self.bucket(b).start + i, 0);
+            if let Some(i) = self.bucket(b).find(|i| self.slot(*i) == fp) {
+                self.set_slot(i, 0);
                 self.unstash_into(b);
                 return true;
             }
@@ -346,19 +357,12 @@ impl FpPage {
     }
 
     pub fn encode(&self) -> Vec<u8> {
-        let fp_bytes = self.shape.fp_bytes();
         let mut out = header::begin(
             Kind::FpPage,
-            SHAPE_LEN + self.slots.len() * fp_bytes + 4 + self.stash.len() * STASH_ENTRY_LEN,
+            SHAPE_LEN + self.slots.len() + 4 + self.stash.len() * STASH_ENTRY_LEN,
         );
         self.shape.encode_into(&mut out);
-        for slot in &self.slots {
-            if fp_bytes == 1 {
-                out.push(*slot as u8);
-            } else {
-                out.extend_from_slice(&slot.to_le_bytes());
-            }
-        }
+        out.extend_from_slice(&self.slots);
         out.extend_from_slice(&(self.stash.len() as u32).to_le_bytes());
         for (bucket, fp) in &self.stash {
             out.extend_from_slice(&bucket.to_le_bytes());
@@ -383,14 +387,7 @@ impl FpPage {
             need: slots_end + 4,
             have: payload.len(),
         })?;
-        let slots: Vec<u16> = slot_bytes
-            .chunks_exact(fp_bytes)
-            .map(|c| match c {
-                [b] => u16::from(*b),
-                [lo, hi] => u16::from_le_bytes([*lo, *hi]),
-                _ => 0,
-            })
-            .collect();
+        let slots = slot_bytes.to_vec();
         let stash_len = le_u32(payload, slots_end) as usize;
         let stash_bytes = payload.get(slots_end + 4..).unwrap_or_default();
         if stash_bytes.len() != stash_len.saturating_mul(STASH_ENTRY_LEN)

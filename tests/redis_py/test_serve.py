@@ -129,6 +129,91 @@ class Families:
         with self.assertRaisesRegex(redis.ResponseError, "^WRONGTYPE"):
             cms.query("bloom", "x")
 
+    # ---- cuckoo filter ----
+
+    def test_cuckoo(self):
+        cf = self.r.cf()
+        self.assertTrue(cf.reserve("cf", 1000, bucket_size=4, max_iterations=50, expansion=2))
+        self.assertEqual(cf.add("cf", "a"), 1)
+        self.assertEqual(cf.add("cf", "a"), 1)
+        self.assertEqual(cf.count("cf", "a"), 2)
+        self.assertEqual(cf.addnx("cf", "a"), 0)
+        self.assertEqual(cf.addnx("cf", "b"), 1)
+        self.assertEqual(cf.exists("cf", "b"), 1)
+        self.assertEqual(cf.exists("cf", "never"), 0)
+        self.assertEqual(cf.mexists("cf", "a", "never", "b"), [1, 0, 1])
+        self.assertEqual(cf.delete("cf", "a"), 1)
+        self.assertEqual(cf.delete("cf", "never"), 0)
+        self.assertEqual(cf.count("cf", "a"), 1)
+        self.assertEqual(cf.insert("ins", ["x", "y"], capacity=100), [1, 1])
+        self.assertEqual(cf.insertnx("ins", ["x", "z"]), [0, 1])
+        with self.assertRaisesRegex(redis.ResponseError, "^not found$"):
+            cf.insert("nokey", ["x"], nocreate=True)
+        with self.assertRaisesRegex(redis.ResponseError, "^Not found$"):
+            cf.delete("nokey", "x")
+        with self.assertRaisesRegex(redis.ResponseError, "^item exists$"):
+            cf.reserve("cf", 1000)
+        with self.assertRaisesRegex(
+            redis.ResponseError, r"^BUCKETSIZE: value must be in the range \[1, 255\]$"
+        ):
+            cf.reserve("bad", 1000, bucket_size=300)
+        self.assertEqual(self.r.type("cf"), b"MBbloomCF")
+        info = self.cf_info("cf")
+        self.assertEqual(info["Number of buckets"], 256)
+        self.assertEqual(info["Number of items inserted"], 2)
+        self.assertEqual(info["Number of items deleted"], 1)
+        self.assertEqual(info["Bucket size"], 4)
+        self.assertEqual(info["Expansion rate"], 2)
+        self.assertEqual(info["Max iterations"], 50)
+        # A growing filter keeps every item.
+        cf.reserve("grow", 100, expansion=2)
+        items = [f"item-{i}" for i in range(3000)]
+        for start in range(0, len(items), 500):
+            pipe = self.r.pipeline(transaction=False)
+            for item in items[start : start + 500]:
+                pipe.execute_command("CF.ADD", "grow", item)
+            pipe.execute()
+        self.assertEqual(cf.mexists("grow", *items), [1] * len(items))
+        self.assertGreater(self.cf_info("grow")["Number of filters"], 1)
+
+    def test_cuckoo_dump_and_restore_through_the_client(self):
+        cf = self.r.cf()
+        cf.reserve("src", 2000, bucket_size=4, expansion=2)
+        items = [f"member-{i}" for i in range(5000)]
+        for start in range(0, len(items), 1000):
+            pipe = self.r.pipeline(transaction=False)
+            for item in items[start : start + 1000]:
+                pipe.execute_command("CF.ADD", "src", item)
+            pipe.execute()
+        chunks = []
+        cursor = 0
+        while True:
+            cursor, data = cf.scandump("src", cursor)
+            if cursor == 0:
+                break
+            chunks.append((cursor, data))
+        self.assertGreater(len(chunks), 1)
+        for cursor, data in chunks:
+            self.assertTrue(cf.loadchunk("copy", cursor, data))
+        probes = items + [f"absent-{i}" for i in range(5000)]
+        self.assertEqual(cf.mexists("copy", *probes), cf.mexists("src", *probes))
+        self.assertEqual(self.cf_info("copy"), self.cf_info("src"))
+
+    def cf_info(self, key):
+        reply = self.r.cf().info(key)
+        if isinstance(reply, dict):
+            return fields(reply)
+        return {
+            "Size": reply.size,
+            "Number of buckets": reply.bucketNum,
+            "Number of filters": reply.filterNum,
+            "Number of items inserted": reply.insertedNum,
+            "Number of items deleted": reply.deletedNum,
+            "Bucket size": reply.bucketSize,
+            "Expansion rate": reply.expansionRate,
+            "Max iterations": reply.maxIteration,
+        }
+
     # ---- Bloom filter ----
 
     def test_bloom(self):

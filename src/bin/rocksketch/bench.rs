@@ -18,8 +18,10 @@ pub fn run(argv: &[String]) -> Result<(), String> {
         Some("cms-incrby") => cms_incrby(&args),
         Some("bf-add") => crate::bench_bloom::bf_add(&args),
         Some("bf-exists") => crate::bench_bloom::bf_exists(&args),
+        Some("cf-add") => crate::bench_cuckoo::cf_add(&args),
+        Some("cf-exists") => crate::bench_cuckoo::cf_exists(&args),
         other => Err(format!(
-            "unknown benchmark {other:?}; known: cms-incrby, bf-add, bf-exists"
+            "unknown benchmark {other:?}; known: cms-incrby, bf-add, bf-exists, cf-add, cf-exists"
         )),
     }
 }

@@ -25,7 +25,7 @@ fn open_filter(
 
 /// Bytes of SST files in the pages column family (after a compaction: the filter's size
 /// on disk).
-fn pages_bytes_on_disk(store: &Store) -> Result<u64, String> {
+pub fn pages_bytes_on_disk(store: &Store) -> Result<u64, String> {
     let cf = store
         .db()
         .cf_handle(PAGES_CF)

@@ -9,6 +9,7 @@
 mod args;
 mod bench;
 mod bench_bloom;
+mod bench_cuckoo;
 mod demo;
 mod serve;
 
@@ -33,7 +34,13 @@ const USAGE: &str = "usage:
       exists latency before and after compaction
   rocksketch bench bf-exists [--n N] [--absent M] [--dir DIR] [--json]
       false-positive rate at capacity and after growth to 5 sub-filters,
-      for error rates 0.01 and 0.001";
+      for error rates 0.01 and 0.001
+  rocksketch bench cf-add [--n N] [--queries Q] [--dir DIR] [--json]
+      the same comparison for cuckoo filter adds (bucket size 4, 8-bit fingerprints),
+      slot load, stash, bits per item on disk, exists latency before and after compaction
+  rocksketch bench cf-exists [--n N] [--absent M] [--dir DIR] [--json]
+      slot load and stash when the chain first grows, and the false-positive rate,
+      for 8- and 16-bit fingerprints";
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();

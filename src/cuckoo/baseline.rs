@@ -1,0 +1,80 @@
+//! Baselines for `rocksketch bench cf-add`: the same add written the way other designs
+//! write it, over the same layout.
+
+use super::{cuckoo_params, hashed, CuckooFilter, Sub};
+use crate::error::{CuckooError, Result};
+use crate::keys::{self, TALLY_SUB};
+use rocksdb::WriteBatch;
+use rocksketch_merge::cuckoo::{FpOp, FpOps, FpPage};
+use rocksketch_merge::tally::Tally;
+
+impl CuckooFilter {
+    /// Kvrocks' design: under the key's lock, read the page holding both of the item's
+    /// candidate buckets in the newest sub-filter and the counts, insert with kick-outs,
+    /// and put the whole page and the counts back.
+    #[doc(hidden)]
+    pub fn add_rewriting_pages(&self, item: impl AsRef<[u8]>) -> Result<()> {
+        let _guard = self.store.lock(self.ns, &self.key);
+        let meta = self
+            .store
+            .meta_locked(self.ns, &self.key)?
+            .ok_or(CuckooError::NotFound)?;
+        let params = cuckoo_params(&meta)?;
+        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let newest = params.filters - 1;
+        let sub = Sub::of(&params, newest)?;
+        let h = hashed(item.as_ref(), params.fp_bits);
+        let (page_no, bucket) = sub.locate(h.h);
+        let mut page = self
+            .read_page(&prefix, newest, page_no, &sub)?
+            .unwrap_or_else(|| FpPage::empty(sub.shape));
+        page.insert(bucket, h.fp);
+        let mut counts = self.counts(&prefix)?;
+        let mut slots = vec![0; newest as usize + 1];
+        slots[newest as usize] = 1;
+        counts.add(&Tally::new(slots));
+        let cf = self.store.pages_cf()?;
+        let mut batch = WriteBatch::default();
+        batch.put_cf(
+            cf,
+            keys::page_key(&prefix, newest as u16, page_no),
+            page.encode(),
+        );
+        batch.put_cf(
+            cf,
+            keys::page_key(&prefix, TALLY_SUB, 0),
+            counts.encode_page(),
+        );
+        self.store.write(batch)
+    }
+
+    /// The floor: the operands a blind add writes, as plain puts to distinct keys (each
+    /// key suffixed with `seq`). Nothing reads these back.
+    #[doc(hidden)]
+    pub fn put_add_operands(&self, item: impl AsRef<[u8]>, seq: u64) -> Result<()> {
+        let meta = self.meta()?.ok_or(CuckooError::NotFound)?;
+        let params = cuckoo_params(&meta)?;
+        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let newest = params.filters - 1;
+        let sub = Sub::of(&params, newest)?;
+        let h = hashed(item.as_ref(), params.fp_bits);
+        let (page_no, bucket) = sub.locate(h.h);
+        let op = FpOps::new(sub.shape, vec![FpOp::Insert { bucket, fp: h.fp }])
+            .map_err(|e| crate::Error::InvalidArgument(e.to_string()))?;
+        let mut slots = vec![0; newest as usize + 1];
+        slots[newest as usize] = 1;
+        let cf = self.store.pages_cf()?;
+        let mut batch = WriteBatch::default();
+        for (mut key, operand) in [
+            (keys::page_key(&prefix, newest as u16, page_no), op.encode()),
+            (
+                keys::page_key(&prefix, TALLY_SUB, 0),
+                Tally::new(slots).encode_delta(),
+            ),
+        ] {
+            key.extend_from_slice(&seq.to_be_bytes());
+            batch.put_cf(cf, key, operand);
+        }
+        self.store.write(batch)
+    }
+}

@@ -210,6 +210,75 @@ impl CuckooFilter {
         self.store.write(batch)
     }
 
+    /// [`CuckooFilter::add`] for many items: one write batch with one operand per page
+    /// touched, unless the newest sub-filter would pass its target, when they go one by
+    /// one (the locked path grows the chain). Returns how many were added, and the
+    /// error that stopped the rest, if any.
+    pub fn add_many<I: AsRef<[u8]>>(&self, items: &[I]) -> (usize, Option<Error>) {
+        match self.add_batch(items) {
+            Ok(Some(())) => (items.len(), None),
+            Ok(None) => {
+                for (done, item) in items.iter().enumerate() {
+                    if let Err(err) = self.add(item) {
+                        return (done, Some(err));
+                    }
+                }
+                (items.len(), None)
+            }
+            Err(err) => (0, Some(err)),
+        }
+    }
+
+    /// The one-batch path of [`CuckooFilter::add_many`]; `None` (nothing written) when
+    /// the items must go one by one.
+    fn add_batch<I: AsRef<[u8]>>(&self, items: &[I]) -> Result<Option<()>> {
+        let meta = match self.meta()? {
+            Some(meta) => meta,
+            None => {
+                let _guard = self.store.lock(self.ns, &self.key);
+                self.meta_or_create_locked()?
+            }
+        };
+        let params = cuckoo_params(&meta)?;
+        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let newest = params.filters - 1;
+        let sub = Sub::of(&params, newest)?;
+        let hint = self.store.count_hint(&self.key, &prefix, newest)?;
+        let n = items.len() as u64;
+        if hint.fetch_add(n, Ordering::Relaxed).saturating_add(n) > sub.target {
+            hint.fetch_sub(n, Ordering::Relaxed);
+            return Ok(None);
+        }
+        let mut by_page: std::collections::BTreeMap<u32, Vec<FpOp>> = Default::default();
+        for item in items {
+            let h = hashed(item.as_ref(), params.fp_bits);
+            let (page, bucket) = sub.locate(h.h);
+            by_page
+                .entry(page)
+                .or_default()
+                .push(FpOp::Insert { bucket, fp: h.fp });
+        }
+        let cf = self.store.pages_cf()?;
+        let mut batch = WriteBatch::default();
+        for (page, ops) in by_page {
+            let ops =
+                FpOps::new(sub.shape, ops).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+            batch.merge_cf(
+                cf,
+                keys::page_key(&prefix, newest as u16, page),
+                ops.encode(),
+            );
+        }
+        let mut slots = vec![0; newest as usize + 1];
+        slots[newest as usize] = n;
+        batch.merge_cf(
+            cf,
+            keys::page_key(&prefix, TALLY_SUB, 0),
+            Tally::new(slots).encode_delta(),
+        );
+        self.store.write(batch).map(Some)
+    }
+
     /// Adds an item only if it is not present (`CF.ADDNX`); whether it was added.
     pub fn add_nx(&self, item: impl AsRef<[u8]>) -> Result<bool> {
         let _guard = self.store.lock(self.ns, &self.key);

@@ -20,9 +20,9 @@ impl Arbitrary for Pipeline {
         let mut requests = Vec::with_capacity(len);
         // Runs of one command on one key are what gets batched: make them common.
         while requests.len() < len {
-            let key = pick(g, &["bf", "cms", "fresh", "tiny"]).to_owned();
+            let key = pick(g, &["bf", "cms", "fresh", "tiny", "cf", "cftiny"]).to_owned();
             let run = 1 + usize::arbitrary(g) % 8;
-            let kind = u8::arbitrary(g) % 10;
+            let kind = u8::arbitrary(g) % 14;
             for _ in 0..run {
                 let item = format!("i{}", u8::arbitrary(g) % 30);
                 let number = pick(g, &["1", "2", "7", "0", "-1", "x", "4294967295"]).to_owned();
@@ -37,8 +37,12 @@ impl Arbitrary for Pipeline {
                         r
                     }
                     7 => vec!["CMS.QUERY".into(), key.clone(), item, "i1".into()],
+                    10 | 11 => vec!["CF.ADD".into(), key.clone(), item],
+                    12 => vec!["CF.EXISTS".into(), key.clone(), item],
+                    13 => vec!["CF.COUNT".into(), key.clone(), item],
                     8 => vec!["BF.ADD".into(), key.clone()],
-                    _ => vec!["CMS.INCRBY".into(), key.clone(), item],
+                    9 => vec!["CMS.INCRBY".into(), key.clone(), item],
+                    _ => unreachable!(),
                 };
                 requests.push(request);
             }
@@ -54,6 +58,8 @@ fn setup(store: &rocksketch::Store) {
         &["BF.RESERVE", "bf", "0.01", "20"][..],
         &["BF.RESERVE", "tiny", "0.01", "4", "NONSCALING"],
         &["CMS.INITBYDIM", "cms", "8", "2"],
+        &["CF.RESERVE", "cf", "100", "EXPANSION", "1"],
+        &["CF.RESERVE", "cftiny", "8", "EXPANSION", "0"],
     ] {
         assert_eq!(
             execute(&ns, &common::args(words)),

@@ -1,5 +1,5 @@
-//! Pipelined commands run together: consecutive `BF.ADD`, `BF.EXISTS`, `CMS.INCRBY` and
-//! `CMS.QUERY` on one key become one engine call (one lock, one read of the pages, one
+//! Pipelined commands run together: consecutive `BF.ADD`, `BF.EXISTS`, `CF.ADD`,
+//! `CF.EXISTS`, `CMS.INCRBY` and `CMS.QUERY` on one key become one engine call (one lock, one read of the pages, one
 //! write batch) whose answers are split back per command. The replies are exactly those
 //! of running the commands one by one: the engine calls apply their items in order.
 
@@ -9,7 +9,14 @@ use crate::error::{CmsError, Error};
 use crate::store::Namespace;
 
 /// Commands that may run as one batch with their neighbours on the same key.
-const BATCHABLE: [&str; 4] = ["bf.add", "bf.exists", "cms.incrby", "cms.query"];
+const BATCHABLE: [&str; 6] = [
+    "bf.add",
+    "bf.exists",
+    "cf.add",
+    "cf.exists",
+    "cms.incrby",
+    "cms.query",
+];
 
 /// The batch a request may join: its lower-case command name and its key. `None` for
 /// any other command, or one whose arity alone makes it an error.
@@ -19,7 +26,7 @@ pub fn batch_key(args: &[Vec<u8>]) -> Option<(&'static str, &[u8])> {
         .into_iter()
         .find(|b| name.eq_ignore_ascii_case(b.as_bytes()))?;
     let arity_ok = match name {
-        "bf.add" | "bf.exists" => args.len() == 3,
+        "bf.add" | "bf.exists" | "cf.add" | "cf.exists" => args.len() == 3,
         "cms.incrby" => args.len() >= 4 && args.len().is_multiple_of(2),
         _ => args.len() >= 3,
     };
@@ -63,6 +70,8 @@ pub fn execute_run(ns: &Namespace, run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
     match name {
         "bf.add" => bf_add(ns, key, run),
         "bf.exists" => bf_exists(ns, key, run),
+        "cf.add" => cf_add(ns, key, run),
+        "cf.exists" => cf_exists(ns, key, run),
         "cms.incrby" => cms_incrby(ns, key, run),
         _ => cms_query(ns, key, run),
     }
@@ -84,6 +93,26 @@ fn bf_add(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
 fn bf_exists(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
     let items: Vec<&[u8]> = run.iter().map(|r| r[2].as_slice()).collect();
     match ns.bloom(key).mexists(&items) {
+        Ok(found) => found.into_iter().map(Reply::Bool).collect(),
+        Err(err) => vec![Reply::from(&err); run.len()],
+    }
+}
+
+fn cf_add(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
+    let items: Vec<&[u8]> = run.iter().map(|r| r[2].as_slice()).collect();
+    let (added, error) = ns.cuckoo(key).add_many(&items);
+    let mut replies = vec![Reply::Bool(true); added];
+    if let Some(err) = error {
+        replies.push(Reply::from(&err));
+        // Whatever stopped the run answers the rest one by one, as it would have.
+        replies.extend(run[added + 1..].iter().map(|r| execute(ns, r)));
+    }
+    replies
+}
+
+fn cf_exists(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
+    let items: Vec<&[u8]> = run.iter().map(|r| r[2].as_slice()).collect();
+    match ns.cuckoo(key).mexists(&items) {
         Ok(found) => found.into_iter().map(Reply::Bool).collect(),
         Err(err) => vec![Reply::from(&err); run.len()],
     }

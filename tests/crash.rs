@@ -1,6 +1,6 @@
 //! Crash safety: a writer in a child process runs a mixed workload (count-min increments,
-//! Bloom adds one by one and in batches, a key created, incremented and deleted over and
-//! over) and prints each operation's number once it is acknowledged; the parent kills it
+//! cuckoo adds and deletes, Bloom adds one by one and in batches, a key created,
+//! incremented and deleted over and over) and prints each operation's number once it is acknowledged; the parent kills it
 //! with SIGKILL at a random moment, reopens the store and checks it, for 60 cycles over
 //! one directory (each cycle in its own namespace, all rechecked at the end).
 //!
@@ -33,17 +33,21 @@ enum Op {
     CreateTmp,
     IncrTmp(u8),
     DeleteTmp,
+    CfAdd(u32),
+    /// Deletes a cuckoo item the log added before and did not delete yet.
+    CfDel(u32),
 }
 
 /// The operation log of a cycle: the same for the writer and the checker.
 fn ops(seed: u64) -> impl Iterator<Item = Op> {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut next_item = 0u32;
+    let mut in_cuckoo: Vec<u32> = Vec::new();
     (0..OPS).map(move |i| {
         if i == 0 {
             return Op::Init;
         }
-        match rng.gen_range(0..10) {
+        match rng.gen_range(0..13) {
             0..=3 => Op::Incr(rng.gen_range(0..ITEMS), rng.gen_range(1..5)),
             4 | 5 => {
                 next_item += 1;
@@ -56,7 +60,15 @@ fn ops(seed: u64) -> impl Iterator<Item = Op> {
             }
             7 => Op::CreateTmp,
             8 => Op::IncrTmp(rng.gen_range(0..ITEMS)),
-            _ => Op::DeleteTmp,
+            9 => Op::DeleteTmp,
+            12 if !in_cuckoo.is_empty() => {
+                Op::CfDel(in_cuckoo.swap_remove(rng.gen_range(0..in_cuckoo.len())))
+            }
+            _ => {
+                next_item += 1;
+                in_cuckoo.push(next_item);
+                Op::CfAdd(next_item)
+            }
         }
     })
 }
@@ -95,6 +107,8 @@ fn apply(store: &Store, ns: u16, op: &Op) {
         Op::DeleteTmp => {
             ns.delete(b"tmp").unwrap();
         }
+        Op::CfAdd(id) => ns.cuckoo("cuckoo").add(member(*id)).unwrap(),
+        Op::CfDel(id) => assert!(ns.cuckoo("cuckoo").delete(member(*id)).unwrap()),
     }
 }
 
@@ -104,6 +118,8 @@ struct State {
     counts: Option<BTreeMap<u8, u32>>,
     tmp: Option<BTreeMap<u8, u32>>,
     members: BTreeSet<u32>,
+    /// Items in the cuckoo filter (`None` before its first add).
+    cuckoo: Option<BTreeSet<u32>>,
 }
 
 impl State {
@@ -128,6 +144,14 @@ impl State {
                 }
             }
             Op::DeleteTmp => self.tmp = None,
+            Op::CfAdd(id) => {
+                self.cuckoo.get_or_insert_with(BTreeSet::new).insert(*id);
+            }
+            Op::CfDel(id) => {
+                if let Some(c) = &mut self.cuckoo {
+                    c.remove(id);
+                }
+            }
         }
     }
 
@@ -148,6 +172,22 @@ impl State {
         };
         if read("counts") != self.counts || read("tmp") != self.tmp {
             return false;
+        }
+        let cuckoo = ns.cuckoo("cuckoo");
+        match (&self.cuckoo, cuckoo.info()) {
+            (None, Err(Error::Cuckoo(rocksketch::CuckooError::NotFound))) => {}
+            (Some(items), Ok(info)) => {
+                // The tally counts exactly what is held: a prefix's adds less its deletes.
+                if info.inserted != items.len() as u64 {
+                    return false;
+                }
+                let names: Vec<String> = items.iter().map(|m| member(*m)).collect();
+                if !cuckoo.mexists(&names).unwrap().iter().all(|f| *f) {
+                    return false;
+                }
+            }
+            (_, Err(e)) if !matches!(e, Error::Cuckoo(_)) => panic!("{e}"),
+            _ => return false,
         }
         let names: Vec<String> = self.members.iter().map(|m| member(*m)).collect();
         ns.bloom("members")

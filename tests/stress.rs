@@ -1,6 +1,6 @@
 //! Eight threads mixing every operation on shared keys: answered and blind adds that
-//! grow Bloom chains, answered and blind count-min increments, queries, and concurrent
-//! delete/recreate/expire of other keys. Invariants checked while they run and after:
+//! grow Bloom and cuckoo chains, cuckoo deletes, answered and blind count-min increments,
+//! queries, and concurrent delete/recreate/expire of other keys. Invariants checked while they run and after:
 //! - no false negative for an item whose add returned (on keys never deleted);
 //! - a count-min estimate never falls below the true count, and totals are exact where
 //!   the sketch is wide enough;
@@ -26,6 +26,10 @@ const ITEMS: u32 = 16;
 struct Done {
     added: Vec<String>,
     counts: HashMap<String, u32>,
+    /// Items in the growing cuckoo chain (adds only).
+    in_chain: Vec<String>,
+    /// Items in the one-table cuckoo filter that also sees deletes.
+    in_table: Vec<String>,
 }
 
 fn worker(store: &Store, me: usize) -> Done {
@@ -33,6 +37,8 @@ fn worker(store: &Store, me: usize) -> Done {
     let mut done = Done::default();
     let chain = store.bloom("chain");
     let sketch = store.cms("sketch");
+    let cuckoo_chain = store.cuckoo("cuckoo-chain");
+    let table = store.cuckoo("cuckoo-table");
     for op in 0..OPS {
         match rng.gen_range(0..100) {
             // Answered adds, one or a batch, that grow the shared chain.
@@ -84,6 +90,50 @@ fn worker(store: &Store, me: usize) -> Done {
                     }
                 }
             }
+            // Cuckoo adds, blind, batched and NX, into a chain that grows as they go.
+            70..=75 => {
+                let items: Vec<String> = (0..rng.gen_range(1..4))
+                    .map(|i| format!("t{me}-{op}-c{i}"))
+                    .collect();
+                match rng.gen_range(0..3) {
+                    0 => items.iter().for_each(|i| cuckoo_chain.add(i).unwrap()),
+                    1 => assert!(cuckoo_chain.add_many(&items).1.is_none()),
+                    _ => items.iter().for_each(|i| {
+                        // Fresh items; "present" would be a false positive, kept out.
+                        if !cuckoo_chain.add_nx(i).unwrap() {
+                            cuckoo_chain.add(i).unwrap();
+                        }
+                    }),
+                }
+                done.in_chain.extend(items);
+            }
+            76 | 77 => {
+                let item = format!("t{me}-{op}-t");
+                table.add(&item).unwrap();
+                done.in_table.push(item);
+            }
+            // Deletes of this thread's own items from the one-table filter (a chain can
+            // lose a colliding item to a delete; see the README).
+            78 | 79 if !done.in_table.is_empty() => {
+                let at = rng.gen_range(0..done.in_table.len());
+                let item = done.in_table.swap_remove(at);
+                assert!(table.delete(&item).unwrap(), "delete {item}");
+            }
+            80..=84 => {
+                for (filter, held) in [(&cuckoo_chain, &done.in_chain), (&table, &done.in_table)] {
+                    if held.is_empty() {
+                        continue;
+                    }
+                    let sample: Vec<&String> = (0..8)
+                        .map(|_| &held[rng.gen_range(0..held.len())])
+                        .collect();
+                    let found = filter.mexists(&sample).unwrap();
+                    assert!(
+                        found.iter().all(|f| *f),
+                        "cuckoo false negative in {sample:?}"
+                    );
+                }
+            }
             // Churn: delete, recreate, expire, write and read keys others churn too.
             _ => churn(store, &mut rng),
         }
@@ -97,20 +147,31 @@ fn churn(store: &Store, rng: &mut StdRng) {
     let key = ["churn-a", "churn-b"][rng.gen_range(0..2)];
     let cms = store.cms(format!("{key}-cms"));
     let bloom = store.bloom(format!("{key}-bloom"));
+    let cuckoo = store.cuckoo(format!("{key}-cuckoo"));
     let tolerated = |r: rocksketch::Result<()>| match r {
         Ok(())
         | Err(Error::Cms(CmsError::KeyDoesNotExist | CmsError::KeyAlreadyExists))
-        | Err(Error::Bloom(rocksketch::BloomError::ItemExists)) => {}
+        | Err(Error::Bloom(rocksketch::BloomError::ItemExists))
+        | Err(Error::Cuckoo(
+            rocksketch::CuckooError::ItemExists
+            | rocksketch::CuckooError::DelNotFound
+            | rocksketch::CuckooError::MaximumExpansions,
+        )) => {}
         Err(e) => panic!("churn: {e}"),
     };
     match rng.gen_range(0..8) {
         0 => {
             ns.delete(format!("{key}-cms").as_bytes()).unwrap();
             ns.delete(format!("{key}-bloom").as_bytes()).unwrap();
+            ns.delete(format!("{key}-cuckoo").as_bytes()).unwrap();
         }
         1 => {
             tolerated(cms.init_by_dim(1000, 3));
             tolerated(bloom.reserve(0.01, 20, 2));
+            tolerated(cuckoo.reserve(rocksketch::CuckooOptions {
+                capacity: 16,
+                ..Default::default()
+            }));
         }
         2 => {
             let at = rocksketch::now_ms() + rng.gen_range(0..20);
@@ -124,6 +185,11 @@ fn churn(store: &Store, rng: &mut StdRng) {
         6 => {
             bloom.add("x").unwrap();
             bloom.exists("x").unwrap();
+            // Copies of one item pile into one bucket pair (and its stash) and can
+            // exhaust the chain: "Maximum expansions reached" is an answer too.
+            tolerated(cuckoo.add("x"));
+            cuckoo.exists("x").unwrap();
+            tolerated(cuckoo.delete("x").map(|_| ()));
         }
         _ => {
             let _ = bloom.card().unwrap();
@@ -137,6 +203,20 @@ fn eight_threads_mixing_every_operation() {
     let t = common::TempStore::new();
     let store = t.store().clone();
     store.bloom("chain").reserve(0.01, 100, 2).unwrap();
+    let small = rocksketch::CuckooOptions {
+        capacity: 200,
+        bucket_size: 4,
+        expansion: 2,
+        ..Default::default()
+    };
+    store.cuckoo("cuckoo-chain").reserve(small).unwrap();
+    let one_table = rocksketch::CuckooOptions {
+        capacity: 100_000,
+        bucket_size: 4,
+        expansion: 0,
+        ..Default::default()
+    };
+    store.cuckoo("cuckoo-table").reserve(one_table).unwrap();
     store.cms("sketch").init_by_dim(100_000, 4).unwrap();
     let results: Vec<Done> = thread::scope(|scope| {
         let handles: Vec<_> = (0..THREADS)
@@ -157,6 +237,18 @@ fn eight_threads_mixing_every_operation() {
         let want: Vec<u32> = items.iter().map(|i| done.counts[*i]).collect();
         assert_eq!(store.cms("sketch").query(&items).unwrap(), want);
     }
+    let (cuckoo_chain, table) = (store.cuckoo("cuckoo-chain"), store.cuckoo("cuckoo-table"));
+    let chain_info = cuckoo_chain.info().unwrap();
+    assert!(
+        chain_info.filters >= 3,
+        "the cuckoo chain grew: {chain_info:?}"
+    );
+    let in_chain: Vec<&String> = results.iter().flat_map(|d| &d.in_chain).collect();
+    let in_table: Vec<&String> = results.iter().flat_map(|d| &d.in_table).collect();
+    assert_eq!(chain_info.inserted, in_chain.len() as u64);
+    assert_eq!(table.info().unwrap().inserted, in_table.len() as u64);
+    assert!(cuckoo_chain.mexists(&in_chain).unwrap().iter().all(|f| *f));
+    assert!(table.mexists(&in_table).unwrap().iter().all(|f| *f));
     let total: u64 = results
         .iter()
         .flat_map(|d| d.counts.values())

@@ -660,3 +660,69 @@ fn default_limits_refuse_absurd_lengths() {
     assert_eq!(other.cmd(&["PING"]), Value::Simple("PONG".into()));
     drop(c);
 }
+
+/// The process's virtual and resident memory sizes, in bytes.
+fn memory() -> (u64, u64) {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+    let mut pages = statm
+        .split_whitespace()
+        .map(|p| p.parse::<u64>().unwrap() * 4096);
+    (pages.next().unwrap(), pages.next().unwrap())
+}
+
+#[test]
+fn announced_lengths_reserve_no_memory_and_the_query_buffer_is_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = ServerConfig {
+        max_query_buffer: 1 << 20,
+        ..ServerConfig::default()
+    };
+    let server = TestServer::start(dir.path(), config);
+    let mut probe = server.client();
+    assert_eq!(probe.cmd(&["PING"]), Value::Simple("PONG".into()));
+    let before = memory();
+    // Eight clients announce a million arguments and a bulk string near the 512 MiB
+    // limit, then stall: the server holds what arrived, not what was announced.
+    let stalled: Vec<Client> = (0..8)
+        .map(|_| {
+            let mut c = server.client();
+            c.send_raw(b"*1000000\r\n$536870000\r\nabc");
+            c
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(probe.cmd(&["PING"]), Value::Simple("PONG".into()));
+    let after = memory();
+    // Announced: 8 x 512 MiB. Each new thread may get a malloc arena (64 MiB of address
+    // space), so the virtual bound is loose; resident memory must barely move.
+    let virt = after.0.saturating_sub(before.0);
+    let resident = after.1.saturating_sub(before.1);
+    assert!(virt < 2 << 30, "{} MiB more address space", virt >> 20);
+    assert!(resident < 64 << 20, "{} MiB more resident", resident >> 20);
+    drop(stalled);
+    // A client whose unparsed input passes the query buffer limit is dropped.
+    // (It may reset the connection before the error reply is read: either will do.)
+    let mut greedy = server.client();
+    greedy.send_raw(b"*1\r\n$4000000\r\n");
+    let chunk = vec![b'x'; 64 << 10];
+    for _ in 0..20 {
+        use std::io::Write;
+        if greedy.reader.get_mut().write_all(&chunk).is_err() {
+            break;
+        }
+    }
+    let mut reply = Vec::new();
+    let ended = {
+        use std::io::Read;
+        greedy.reader.read_to_end(&mut reply)
+    };
+    match ended {
+        // Closed after the error reply, or reset before it was read: dropped either way.
+        Ok(_) => assert_eq!(
+            reply,
+            b"-ERR Protocol error: query buffer limit reached\r\n"
+        ),
+        Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionReset, "{e}"),
+    }
+    assert_eq!(probe.cmd(&["PING"]), Value::Simple("PONG".into()));
+}

@@ -14,7 +14,7 @@
 //!   page_buckets u32 LE
 //! ```
 
-use rocksketch_merge::bytes::{le_u32, le_u64};
+use rocksketch_merge::bytes::{le_u16, le_u32, le_u64};
 use rocksketch_merge::Error as CodecError;
 
 const TYPE_OFFSET: usize = 0;
@@ -160,14 +160,13 @@ impl CuckooParams {
         if bytes.len() != Self::ENCODED_LEN {
             return Err(CodecError::Invalid("cuckoo parameters of the wrong size"));
         }
-        let u16_at = |at: usize| u16::from_le_bytes([bytes[at], bytes[at + 1]]);
         let p = CuckooParams {
             capacity: le_u64(bytes, 0),
             buckets: le_u32(bytes, 8),
             bucket_size: bytes[12],
             fp_bits: bytes[13],
-            max_iterations: u16_at(14),
-            expansion: u16_at(16),
+            max_iterations: le_u16(bytes, 14),
+            expansion: le_u16(bytes, 16),
             filters: le_u32(bytes, 18),
             page_buckets: le_u32(bytes, 22),
         };

@@ -20,7 +20,7 @@
 //! The observable contents of a page are the multiset of (bucket pair, fingerprint):
 //! every grouping of operands gives the same multiset, which is what lookups read.
 
-use crate::bytes::le_u32;
+use crate::bytes::{le_u16, le_u32};
 use crate::error::{Error, Result};
 use crate::header::{self, Kind};
 use std::collections::HashMap;
@@ -95,19 +95,15 @@ impl Shape {
     }
 
     fn decode(payload: &[u8]) -> Result<Shape> {
-        let [fp_bits, bucket_size, ..] = *payload else {
-            return Err(Error::Truncated {
+        match *payload {
+            [fp_bits, bucket_size, _, _, _, _, ..] => {
+                Shape::new(fp_bits, bucket_size, le_u32(payload, 2))
+            }
+            _ => Err(Error::Truncated {
                 need: SHAPE_LEN,
                 have: payload.len(),
-            });
-        };
-        if payload.len() < SHAPE_LEN {
-            return Err(Error::Truncated {
-                need: SHAPE_LEN,
-                have: payload.len(),
-            });
+            }),
         }
-        Shape::new(fp_bits, bucket_size, le_u32(payload, 2))
     }
 }
 
@@ -175,10 +171,7 @@ impl FpOps {
             .chunks_exact(ENTRY_LEN)
             .map(|e| {
                 let bucket = le_u32(e, 1);
-                let fp = u16::from_le_bytes([
-                    e.get(5).copied().unwrap_or(0),
-                    e.get(6).copied().unwrap_or(0),
-                ]);
+                let fp = le_u16(e, 5);
                 match e.first() {
                     Some(&OP_INSERT) => Ok(FpOp::Insert { bucket, fp }),
                     Some(&OP_DELETE) => Ok(FpOp::Delete { bucket, fp }),
@@ -230,12 +223,7 @@ impl FpPage {
     fn slot(&self, i: usize) -> u16 {
         match self.shape.fp_bytes() {
             1 => self.slots.get(i).map_or(0, |b| u16::from(*b)),
-            _ => self.slots.get(2 * i..2 * i + 2).map_or(0, |b| {
-                u16::from_le_bytes([
-                    b.first().copied().unwrap_or(0),
-                    b.last().copied().unwrap_or(0),
-                ])
-            }),
+            _ => le_u16(&self.slots, 2 * i),
         }
     }
 
@@ -397,13 +385,7 @@ impl FpPage {
         }
         let stash = stash_bytes
             .chunks_exact(STASH_ENTRY_LEN)
-            .map(|e| {
-                let fp = u16::from_le_bytes([
-                    e.get(4).copied().unwrap_or(0),
-                    e.get(5).copied().unwrap_or(0),
-                ]);
-                (le_u32(e, 0), fp)
-            })
+            .map(|e| (le_u32(e, 0), le_u16(e, 4)))
             .collect::<Vec<_>>();
         if stash
             .iter()

@@ -12,7 +12,7 @@
 //! One merge operator serves every structure, so the kind tag tells it what it holds;
 //! the version byte lets a later format be added while the old one stays readable.
 
-use crate::bytes::le_u32;
+use crate::bytes::{le_u16, le_u32};
 use crate::error::{Error, Result};
 
 const KIND_OFFSET: usize = 0;
@@ -101,7 +101,7 @@ pub fn decode(bytes: &[u8]) -> Result<Framed<'_>> {
     if version != VERSION_1 {
         return Err(Error::UnsupportedVersion(version));
     }
-    match read_u16(header, RESERVED_OFFSET) {
+    match le_u16(header, RESERVED_OFFSET) {
         0 => {}
         FLAG_LOST_OPERANDS => return Err(Error::LostOperands),
         _ => return Err(Error::Invalid("reserved header bits are set")),
@@ -166,14 +166,6 @@ pub fn finish(mut out: Vec<u8>) -> Vec<u8> {
         field.copy_from_slice(&crc.to_le_bytes());
     }
     out
-}
-
-fn read_u16(bytes: &[u8], at: usize) -> u16 {
-    let mut raw = [0; 2];
-    if let Some(src) = bytes.get(at..at + 2) {
-        raw.copy_from_slice(src);
-    }
-    u16::from_le_bytes(raw)
 }
 
 #[cfg(test)]

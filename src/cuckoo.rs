@@ -187,27 +187,14 @@ impl CuckooFilter {
     /// is missing. Blind: one insert operand and a tally delta, no read of any page;
     /// adding an item twice keeps two copies, as RedisBloom does.
     pub fn add(&self, item: impl AsRef<[u8]>) -> Result<()> {
-        let meta = match self.meta()? {
-            Some(meta) => meta,
-            None => {
-                let _guard = self.store.lock(self.ns, &self.key);
-                self.meta_or_create_locked()?
-            }
-        };
-        let params = cuckoo_params(&meta)?;
-        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
-        let newest = params.filters - 1;
-        let hint = self.store.count_hint(&self.key, &prefix, newest)?;
-        if hint.fetch_add(1, Ordering::Relaxed) >= Sub::of(&params, newest)?.target {
-            // The newest sub-filter is at its target: the locked path grows the chain.
-            hint.fetch_sub(1, Ordering::Relaxed);
-            let _guard = self.store.lock(self.ns, &self.key);
-            let meta = self.meta_or_create_locked()?;
-            return self.insert_locked(meta, hashed(item.as_ref(), params.fp_bits));
+        if self.add_batch(std::slice::from_ref(&item))?.is_some() {
+            return Ok(());
         }
-        let h = hashed(item.as_ref(), params.fp_bits);
-        let batch = self.insert_batch(&prefix, &params, newest, h)?;
-        self.store.write(batch)
+        // The newest sub-filter is at its target: the locked path grows the chain.
+        let _guard = self.store.lock(self.ns, &self.key);
+        let meta = self.meta_or_create_locked()?;
+        let params = cuckoo_params(&meta)?;
+        self.insert_locked(meta, hashed(item.as_ref(), params.fp_bits))
     }
 
     /// [`CuckooFilter::add`] for many items: one write batch with one operand per page
@@ -249,33 +236,11 @@ impl CuckooFilter {
             hint.fetch_sub(n, Ordering::Relaxed);
             return Ok(None);
         }
-        let mut by_page: std::collections::BTreeMap<u32, Vec<FpOp>> = Default::default();
-        for item in items {
-            let h = hashed(item.as_ref(), params.fp_bits);
-            let (page, bucket) = sub.locate(h.h);
-            by_page
-                .entry(page)
-                .or_default()
-                .push(FpOp::Insert { bucket, fp: h.fp });
-        }
-        let cf = self.store.pages_cf()?;
-        let mut batch = WriteBatch::default();
-        for (page, ops) in by_page {
-            let ops =
-                FpOps::new(sub.shape, ops).map_err(|e| Error::InvalidArgument(e.to_string()))?;
-            batch.merge_cf(
-                cf,
-                keys::page_key(&prefix, newest as u16, page),
-                ops.encode(),
-            );
-        }
-        let mut slots = vec![0; newest as usize + 1];
-        slots[newest as usize] = n;
-        batch.merge_cf(
-            cf,
-            keys::page_key(&prefix, TALLY_SUB, 0),
-            Tally::new(slots).encode_delta(),
-        );
+        let hashed: Vec<Hashed> = items
+            .iter()
+            .map(|i| hashed(i.as_ref(), params.fp_bits))
+            .collect();
+        let batch = self.insert_batch(&prefix, &params, newest, &hashed)?;
         self.store.write(batch).map(Some)
     }
 
@@ -508,7 +473,7 @@ impl CuckooFilter {
                 ..meta
             });
         }
-        let batch = self.insert_batch(&prefix, &params, newest, h)?;
+        let batch = self.insert_batch(&prefix, &params, newest, &[h])?;
         match grown {
             Some(meta) => self.store.put_meta(self.ns, &self.key, meta, batch)?,
             None => self.store.write(batch)?,
@@ -519,27 +484,37 @@ impl CuckooFilter {
         Ok(())
     }
 
-    /// The insert operand for sub-filter `sub_index` and the tally delta.
+    /// The inserts of `items` into sub-filter `sub_index` (one operand per page touched)
+    /// and the tally delta, as one batch.
     fn insert_batch(
         &self,
         prefix: &[u8],
         params: &CuckooParams,
         sub_index: u32,
-        h: Hashed,
+        items: &[Hashed],
     ) -> Result<WriteBatch> {
         let sub = Sub::of(params, sub_index)?;
-        let (page, bucket) = sub.locate(h.h);
-        let op = FpOps::new(sub.shape, vec![FpOp::Insert { bucket, fp: h.fp }])
-            .map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        let mut by_page: std::collections::BTreeMap<u32, Vec<FpOp>> = Default::default();
+        for h in items {
+            let (page, bucket) = sub.locate(h.h);
+            by_page
+                .entry(page)
+                .or_default()
+                .push(FpOp::Insert { bucket, fp: h.fp });
+        }
         let cf = self.store.pages_cf()?;
         let mut batch = WriteBatch::default();
-        batch.merge_cf(
-            cf,
-            keys::page_key(prefix, sub_index as u16, page),
-            op.encode(),
-        );
+        for (page, ops) in by_page {
+            let ops =
+                FpOps::new(sub.shape, ops).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+            batch.merge_cf(
+                cf,
+                keys::page_key(prefix, sub_index as u16, page),
+                ops.encode(),
+            );
+        }
         let mut slots = vec![0; sub_index as usize + 1];
-        slots[sub_index as usize] = 1;
+        slots[sub_index as usize] = items.len() as u64;
         batch.merge_cf(
             cf,
             keys::page_key(prefix, TALLY_SUB, 0),

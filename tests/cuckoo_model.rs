@@ -105,7 +105,10 @@ fn run(ops: Vec<Op>) -> bool {
             }
             Op::Add { key, item: i } => match store.cuckoo(name(key)).add(item(i)) {
                 Ok(()) => *model.entry(key).or_default().entry(i).or_default() += 1,
-                Err(rocksketch::Error::Cuckoo(rocksketch::CuckooError::FilterFull)) => {
+                Err(rocksketch::Error::Cuckoo(
+                    rocksketch::CuckooError::FilterFull
+                    | rocksketch::CuckooError::MaximumExpansions,
+                )) => {
                     assert!(model.contains_key(&key));
                 }
                 Err(e) => panic!("{e}"),
@@ -117,7 +120,10 @@ fn run(ops: Vec<Op>) -> bool {
                     assert!(!(added && *copies > 0), "added {i} though present");
                     *copies += u64::from(added);
                 }
-                Err(rocksketch::Error::Cuckoo(rocksketch::CuckooError::FilterFull)) => {}
+                Err(rocksketch::Error::Cuckoo(
+                    rocksketch::CuckooError::FilterFull
+                    | rocksketch::CuckooError::MaximumExpansions,
+                )) => {}
                 Err(e) => panic!("{e}"),
             },
             Op::Del { key, nth } => {

@@ -633,6 +633,35 @@ impl Namespace {
         Ok(out)
     }
 
+    /// Live keys in the namespace, and how many of them have an expiry (`DBSIZE` and
+    /// `INFO keyspace`). Reads every metadata record of the namespace.
+    pub fn counts(&self) -> Result<(u64, u64)> {
+        let start = keys::meta_key(self.ns, &[]);
+        let cf = self.store.meta_cf()?;
+        let iter = self
+            .store
+            .inner
+            .db
+            .iterator_cf(cf, IteratorMode::From(&start, rocksdb::Direction::Forward));
+        let now = now_ms();
+        let (mut live, mut expiring) = (0, 0);
+        for item in iter {
+            let (raw_key, raw_meta) = item?;
+            match keys::split_meta_key(&raw_key) {
+                Some((ns, key)) if ns == self.ns => {
+                    let meta = Meta::decode(&raw_meta)
+                        .map_err(|source| Error::corrupt(key, "metadata", source))?;
+                    if !meta.is_expired(now) {
+                        live += 1;
+                        expiring += u64::from(meta.expire_at_ms != 0);
+                    }
+                }
+                _ => break,
+            }
+        }
+        Ok((live, expiring))
+    }
+
     /// Every live key of the namespace, in key order.
     pub fn keys(&self) -> Result<Vec<(Vec<u8>, KeyType)>> {
         self.scan(None, usize::MAX)

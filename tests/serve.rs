@@ -538,6 +538,12 @@ fn expiry_commands_and_the_background_sweep() {
     assert_eq!(c.cmd(&["EXPIRE", "missing", "10"]), Value::Int(0));
     assert_eq!(c.cmd(&["EXPIRE", "f", "100"]), Value::Int(1));
     assert_eq!(c.cmd(&["TTL", "f"]), Value::Int(100));
+    let Value::Bulk(keyspace) = c.cmd(&["INFO", "keyspace"]) else {
+        panic!("INFO answers a bulk string")
+    };
+    assert!(String::from_utf8(keyspace)
+        .unwrap()
+        .contains("db0:keys=1,expires=1,"));
     assert!(matches!(c.cmd(&["PTTL", "f"]), Value::Int(ms) if (99_000..=100_000).contains(&ms)));
     assert_eq!(c.cmd(&["EXPIRE", "f", "50", "NX"]), Value::Int(0));
     assert_eq!(c.cmd(&["EXPIRE", "f", "50", "GT"]), Value::Int(0));

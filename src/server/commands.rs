@@ -166,7 +166,10 @@ pub(crate) fn dispatch(conn: &mut Connection, args: &[Vec<u8>]) -> Outcome {
         "quit" => return Outcome::Close(Reply::ok()),
         "shutdown" => return Outcome::Shutdown,
         "info" => info(conn, args),
-        "dbsize" => count_keys(&conn.ns()).map_or_else(|e| e, |n| Reply::Int(n as i64)),
+        "dbsize" => match conn.ns().counts() {
+            Ok((keys, _)) => Reply::Int(keys as i64),
+            Err(e) => Reply::from(&e),
+        },
         "del" | "unlink" => del(conn, args),
         "exists" => exists(conn, args),
         "type" => key_type(conn, args),
@@ -429,21 +432,6 @@ fn select(conn: &mut Connection, args: &[Vec<u8>]) -> Reply {
             Reply::ok()
         }
         _ => err("ERR DB index is out of range"),
-    }
-}
-
-fn count_keys(ns: &Namespace) -> Result<u64, Reply> {
-    let mut count = 0;
-    let mut after: Option<Vec<u8>> = None;
-    loop {
-        let page = ns
-            .scan(after.as_deref(), 4096)
-            .map_err(|e| Reply::from(&e))?;
-        let Some((last, _)) = page.last() else {
-            return Ok(count);
-        };
-        count += page.len() as u64;
-        after = Some(last.clone());
     }
 }
 
@@ -760,9 +748,9 @@ fn info(conn: &Connection, args: &[Vec<u8>]) -> Reply {
     if want("keyspace") {
         text.push_str("# Keyspace\r\n");
         for db in 0..shared.config.databases {
-            if let Ok(keys) = count_keys(&shared.store.ns(db)) {
+            if let Ok((keys, expires)) = shared.store.ns(db).counts() {
                 if keys > 0 {
-                    let _ = write!(text, "db{db}:keys={keys},expires=0,avg_ttl=0\r\n");
+                    let _ = write!(text, "db{db}:keys={keys},expires={expires},avg_ttl=0\r\n");
                 }
             }
         }

@@ -601,6 +601,35 @@ impl Namespace {
     /// Up to `limit` live keys after `after` (exclusive; `None` from the start) in key
     /// order, with their types: a cursor for listing a large namespace in steps.
     pub fn scan(&self, after: Option<&[u8]>, limit: usize) -> Result<Vec<(Vec<u8>, KeyType)>> {
+        let mut out = Vec::new();
+        if limit > 0 {
+            self.each_live(after, |key, meta| {
+                out.push((key.to_vec(), meta.key_type()));
+                out.len() < limit
+            })?;
+        }
+        Ok(out)
+    }
+
+    /// Live keys in the namespace, and how many of them have an expiry (`DBSIZE` and
+    /// `INFO keyspace`). Reads every metadata record of the namespace.
+    pub fn counts(&self) -> Result<(u64, u64)> {
+        let (mut live, mut expiring) = (0, 0);
+        self.each_live(None, |_, meta| {
+            live += 1;
+            expiring += u64::from(meta.expire_at_ms != 0);
+            true
+        })?;
+        Ok((live, expiring))
+    }
+
+    /// Calls `visit` with each live key of the namespace after `after` (exclusive) and
+    /// its metadata, in key order, while it returns true.
+    fn each_live(
+        &self,
+        after: Option<&[u8]>,
+        mut visit: impl FnMut(&[u8], &Meta) -> bool,
+    ) -> Result<()> {
         let start = keys::meta_key(self.ns, after.unwrap_or_default());
         let cf = self.store.meta_cf()?;
         let iter = self
@@ -609,57 +638,24 @@ impl Namespace {
             .db
             .iterator_cf(cf, IteratorMode::From(&start, rocksdb::Direction::Forward));
         let now = now_ms();
-        let mut out = Vec::new();
         for item in iter {
             let (raw_key, raw_meta) = item?;
             let Some((ns, key)) = keys::split_meta_key(&raw_key) else {
                 continue;
             };
-            if ns != self.ns || out.len() >= limit {
+            if ns != self.ns {
                 break;
             }
             if after == Some(key) {
                 continue;
             }
-            let meta = Meta::decode(&raw_meta).map_err(|source| Error::Corruption {
-                key: key.to_vec(),
-                what: "metadata",
-                source,
-            })?;
-            if !meta.is_expired(now) {
-                out.push((key.to_vec(), meta.key_type()));
+            let meta = Meta::decode(&raw_meta)
+                .map_err(|source| Error::corrupt(key, "metadata", source))?;
+            if !meta.is_expired(now) && !visit(key, &meta) {
+                break;
             }
         }
-        Ok(out)
-    }
-
-    /// Live keys in the namespace, and how many of them have an expiry (`DBSIZE` and
-    /// `INFO keyspace`). Reads every metadata record of the namespace.
-    pub fn counts(&self) -> Result<(u64, u64)> {
-        let start = keys::meta_key(self.ns, &[]);
-        let cf = self.store.meta_cf()?;
-        let iter = self
-            .store
-            .inner
-            .db
-            .iterator_cf(cf, IteratorMode::From(&start, rocksdb::Direction::Forward));
-        let now = now_ms();
-        let (mut live, mut expiring) = (0, 0);
-        for item in iter {
-            let (raw_key, raw_meta) = item?;
-            match keys::split_meta_key(&raw_key) {
-                Some((ns, key)) if ns == self.ns => {
-                    let meta = Meta::decode(&raw_meta)
-                        .map_err(|source| Error::corrupt(key, "metadata", source))?;
-                    if !meta.is_expired(now) {
-                        live += 1;
-                        expiring += u64::from(meta.expire_at_ms != 0);
-                    }
-                }
-                _ => break,
-            }
-        }
-        Ok((live, expiring))
+        Ok(())
     }
 
     /// Every live key of the namespace, in key order.

@@ -16,7 +16,7 @@ use crate::chunk;
 use crate::error::{BloomError, Error, Result};
 use crate::keys;
 use crate::meta::{BloomParams, KeyType, Params};
-use rocksdb::{ReadOptions, WriteBatch};
+use rocksdb::WriteBatch;
 use rocksketch_merge::bits::{BitDelta, BitPage};
 use rocksketch_merge::bytes::{le_u32, le_u64};
 
@@ -40,7 +40,6 @@ impl BloomFilter {
         let meta = self.meta()?.ok_or(BloomError::NotFound)?;
         let params = bloom_params(&meta)?;
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
-        let read_opts = ReadOptions::default();
         if cursor < 0 {
             return Err(Error::from(BloomError::InvalidPosition));
         }
@@ -53,32 +52,25 @@ impl BloomFilter {
             }
             return Ok((1, frame(KIND_HEADER, &payload)));
         }
-        // Position p >= 1 is the (p-1)-th page of the chain, counting every sub-filter.
-        let mut position = (cursor - 1) as u64;
-        for sub in 0..params.filters {
-            let pages = u64::from(Sub::of(&params, sub).pages);
-            if position >= pages {
-                position -= pages;
-                continue;
-            }
-            for page in position..pages {
-                let key = keys::page_key(&prefix, sub as u16, page as u32);
-                let Some(raw) = self.store.get_pages(&[key], &read_opts)?.pop().flatten() else {
-                    continue;
-                };
-                let bits = BitPage::decode(&raw)
-                    .map_err(|source| Error::corrupt(&self.key, "a bit page", source))?;
-                let mut payload = Vec::with_capacity(8 + bits.bytes().len());
-                payload.extend_from_slice(&sub.to_le_bytes());
-                payload.extend_from_slice(&(page as u32).to_le_bytes());
-                payload.extend_from_slice(bits.bytes());
-                let next = cursor + (page - position) as i64 + 1;
-                return Ok((next, frame(KIND_PAGE, &payload)));
-            }
-            // Nothing stored in the rest of this sub-filter: continue with the next.
-            return self.scandump(cursor + (pages - position) as i64);
-        }
-        Ok((0, Vec::new()))
+        let pages: Vec<u32> = (0..params.filters)
+            .map(|sub| Sub::of(&params, sub).pages)
+            .collect();
+        let Some(chunk::StoredPage {
+            next,
+            sub,
+            page,
+            value: raw,
+        }) = chunk::next_stored_page(&self.store, &prefix, &pages, cursor)?
+        else {
+            return Ok((0, Vec::new()));
+        };
+        let bits = BitPage::decode(&raw)
+            .map_err(|source| Error::corrupt(&self.key, "a bit page", source))?;
+        let mut payload = Vec::with_capacity(8 + bits.bytes().len());
+        payload.extend_from_slice(&sub.to_le_bytes());
+        payload.extend_from_slice(&page.to_le_bytes());
+        payload.extend_from_slice(bits.bytes());
+        Ok((next, frame(KIND_PAGE, &payload)))
     }
 
     /// Replays a chunk from [`BloomFilter::scandump`] (`BF.LOADCHUNK`): the header chunk

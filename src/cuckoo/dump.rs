@@ -51,37 +51,26 @@ impl CuckooFilter {
             }
             return Ok((1, frame(KIND_HEADER, &payload)));
         }
-        // Position p >= 1 is the (p-1)-th page of the chain, counting every sub-filter.
-        let mut position = (cursor - 1) as u64;
-        for sub_index in 0..params.filters {
-            let sub = Sub::of(&params, sub_index)?;
-            let pages = u64::from(sub.pages);
-            if position >= pages {
-                position -= pages;
-                continue;
-            }
-            for page in position..pages {
-                let key = keys::page_key(&prefix, sub_index as u16, page as u32);
-                let Some(raw) = self
-                    .store
-                    .get_pages(&[key], &Default::default())?
-                    .pop()
-                    .flatten()
-                else {
-                    continue;
-                };
-                // Check it before sending it on.
-                self.checked_page(&raw, &sub)?;
-                let mut payload = Vec::with_capacity(8 + raw.len());
-                payload.extend_from_slice(&sub_index.to_le_bytes());
-                payload.extend_from_slice(&(page as u32).to_le_bytes());
-                payload.extend_from_slice(&raw);
-                let next = cursor + (page - position) as i64 + 1;
-                return Ok((next, frame(KIND_PAGE, &payload)));
-            }
-            return self.scandump(cursor + (pages - position) as i64);
-        }
-        Ok((0, Vec::new()))
+        let subs: Vec<Sub> = (0..params.filters)
+            .map(|i| Sub::of(&params, i))
+            .collect::<Result<_>>()?;
+        let pages: Vec<u32> = subs.iter().map(|s| s.pages).collect();
+        let Some(chunk::StoredPage {
+            next,
+            sub,
+            page,
+            value: raw,
+        }) = chunk::next_stored_page(&self.store, &prefix, &pages, cursor)?
+        else {
+            return Ok((0, Vec::new()));
+        };
+        // Check it before sending it on.
+        self.checked_page(&raw, &subs[sub as usize])?;
+        let mut payload = Vec::with_capacity(8 + raw.len());
+        payload.extend_from_slice(&sub.to_le_bytes());
+        payload.extend_from_slice(&page.to_le_bytes());
+        payload.extend_from_slice(&raw);
+        Ok((next, frame(KIND_PAGE, &payload)))
     }
 
     /// Replays a chunk from [`CuckooFilter::scandump`] (`CF.LOADCHUNK`): the header chunk

@@ -3,6 +3,8 @@
 //! limits, so a hostile client can neither crash the host nor make it buffer without
 //! bound. No I/O and no storage here, so the parser can be fuzzed on its own.
 
+mod inline;
+
 use std::fmt;
 
 /// A reply, before it is encoded for a protocol version.
@@ -280,11 +282,8 @@ fn parse_inline(buf: &[u8], limits: &Limits) -> Parsed {
         return Ok(None);
     };
     let text = buf[..end].strip_suffix(b"\r").unwrap_or(&buf[..end]);
-    let args: Vec<Vec<u8>> = text
-        .split(|b| *b == b' ' || *b == b'\t')
-        .filter(|w| !w.is_empty())
-        .map(<[u8]>::to_vec)
-        .collect();
+    let args = inline::split(text)
+        .ok_or_else(|| ProtocolError("unbalanced quotes in request".to_owned()))?;
     if args.len() > limits.max_args {
         return Err(ProtocolError("invalid multibulk length".to_owned()));
     }

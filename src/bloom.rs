@@ -10,7 +10,7 @@
 use crate::error::{BloomError, Error, Result};
 use crate::keys::{self, TALLY_SUB};
 use crate::meta::{BloomParams, KeyType, Meta, Params};
-use crate::store::Store;
+use crate::store::{KeyGuard, Store};
 use rocksdb::{ReadOptions, WriteBatch};
 use rocksketch_merge::bits::{BitDelta, BitPage};
 use rocksketch_merge::hash::murmur64a;
@@ -58,8 +58,9 @@ struct Sub {
 }
 
 impl Sub {
-    fn of(params: &BloomParams, index: u32) -> Sub {
-        let (capacity, error) = if params.expansion == 0 {
+    /// The capacity and error rate of sub-filter `index`.
+    fn target(params: &BloomParams, index: u32) -> (u64, f64) {
+        if params.expansion == 0 {
             (params.capacity, params.error)
         } else {
             let growth = u64::from(params.expansion).saturating_pow(index);
@@ -67,12 +68,32 @@ impl Sub {
                 params.capacity.saturating_mul(growth),
                 params.error * 0.5f64.powi(index as i32 + 1),
             )
+        }
+    }
+
+    /// Whether every sub-filter the chain can grow to has an error rate that sizes it
+    /// (one halved past the smallest double would need infinitely many bits per item).
+    fn all_sizable(params: &BloomParams) -> bool {
+        let reach = if params.expansion == 0 {
+            1
+        } else {
+            MAX_FILTERS
         };
+        (0..reach).all(|i| {
+            let (_, error) = Sub::target(params, i);
+            error > 0.0 && (-error.ln()).is_finite()
+        })
+    }
+
+    fn of(params: &BloomParams, index: u32) -> Sub {
+        let (capacity, error) = Sub::target(params, index);
         let bits_per_item = -error.ln() / (LN_2 * LN_2);
         let hashes = (LN_2 * bits_per_item).ceil().max(1.0) as u32;
         let bits = (capacity as f64 * bits_per_item).ceil().max(8.0);
         let pages = (bits / f64::from(params.page_bits)).ceil().max(1.0);
-        let page_bits = ((bits / pages / 8.0).ceil() * 8.0) as u32;
+        // Never 0, even for parameters `validate` refuses (a corrupt record): an item's
+        // bits are taken modulo it.
+        let page_bits = (((bits / pages / 8.0).ceil() * 8.0) as u32).max(8);
         Sub {
             capacity,
             hashes,
@@ -120,11 +141,11 @@ impl BloomFilter {
     /// above 0.25 are lowered to 0.25, as RedisBloom does.
     pub fn reserve(&self, error: f64, capacity: u64, expansion: u32) -> Result<()> {
         let params = validate(error, capacity, expansion)?;
-        let _guard = self.store.lock(self.ns, &self.key);
-        if self.store.meta_locked(self.ns, &self.key)?.is_some() {
+        let guard = self.store.lock(self.ns, &self.key);
+        if guard.meta()?.is_some() {
             return Err(BloomError::ItemExists.into());
         }
-        self.create_locked(params).map(|_| ())
+        self.create(&guard, params).map(|_| ())
     }
 
     /// Adds an item (`BF.ADD`), creating the filter with RedisBloom's defaults if the key
@@ -141,7 +162,8 @@ impl BloomFilter {
     }
 
     /// Adds each item in turn (`BF.MADD`): whether each was new; an error stops the run
-    /// and is returned with the answers before it (whose adds are kept).
+    /// and is returned with the answers before it (whose adds are kept). A failed write
+    /// answers nothing: no add of the call was made.
     ///
     /// Under the key's lock: one read of every page the items fall in and of the tally,
     /// the items applied in order to those pages in memory (so a repeated item reads as
@@ -155,9 +177,9 @@ impl BloomFilter {
         }
     }
 
-    fn add_locked<I: AsRef<[u8]>>(&self, items: &[I], added: &mut Vec<bool>) -> Result<()> {
-        let _guard = self.store.lock(self.ns, &self.key);
-        let meta = self.meta_or_create_locked()?;
+    fn add_locked<I: AsRef<[u8]>>(&self, items: &[I], answers: &mut Vec<bool>) -> Result<()> {
+        let guard = self.store.lock(self.ns, &self.key);
+        let meta = self.meta_or_create(&guard)?;
         let mut params = bloom_params(&meta)?;
         let stored_filters = params.filters;
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
@@ -168,6 +190,8 @@ impl BloomFilter {
         counts.resize(MAX_FILTERS as usize, 0);
         let mut added_to = vec![0u64; MAX_FILTERS as usize];
         let mut new_bits: BTreeMap<(u32, u32), Vec<u32>> = BTreeMap::new();
+        // The answers stand only once the write has succeeded.
+        let mut added = Vec::with_capacity(items.len());
         let mut outcome = Ok(());
         for h in &hashed {
             if contains(&pages, &params, *h) {
@@ -204,7 +228,8 @@ impl BloomFilter {
             params: Params::Bloom(params),
             ..meta
         });
-        self.write_adds(&prefix, &params, grown, new_bits, &added_to)?;
+        self.write_adds(&guard, &prefix, &params, grown, new_bits, &added_to)?;
+        answers.extend(added);
         outcome
     }
 
@@ -259,6 +284,7 @@ impl BloomFilter {
     /// grown metadata, in one batch; then advances the blind writers' count hints.
     fn write_adds(
         &self,
+        guard: &KeyGuard,
         prefix: &[u8],
         params: &BloomParams,
         grown: Option<Meta>,
@@ -282,7 +308,7 @@ impl BloomFilter {
             Tally::new(slots).encode_delta(),
         );
         match grown {
-            Some(meta) => self.store.put_meta(self.ns, &self.key, meta, batch)?,
+            Some(meta) => guard.put_meta(meta, batch)?,
             None => self.store.write(batch)?,
         }
         for (i, n) in added_to.iter().enumerate().filter(|(_, n)| **n > 0) {
@@ -301,11 +327,28 @@ impl BloomFilter {
     /// counted as added whether or not they were present, since telling would need a
     /// read, so `card` is an upper bound after blind adds of repeated items.
     pub fn add_blind<I: AsRef<[u8]>>(&self, items: &[I]) -> Result<()> {
-        let meta = match self.meta()? {
-            Some(meta) => meta,
+        if self.try_add_blind(items)? {
+            return Ok(());
+        }
+        // Full (or about to be): the locked path grows the chain, item by item.
+        for item in items {
+            self.add(item)?;
+        }
+        Ok(())
+    }
+
+    /// The blind write of [`BloomFilter::add_blind`], under the key's shared lock (the
+    /// exclusive one to create a missing filter); `false` (nothing written) when the
+    /// newest sub-filter would pass its capacity.
+    fn try_add_blind<I: AsRef<[u8]>>(&self, items: &[I]) -> Result<bool> {
+        let shared = self.store.share(self.ns, &self.key);
+        let (_guard, meta) = match shared.typed_meta(KeyType::Bloom)? {
+            Some(meta) => (shared, meta),
             None => {
-                let _guard = self.store.lock(self.ns, &self.key);
-                self.meta_or_create_locked()?
+                drop(shared);
+                let guard = self.store.lock(self.ns, &self.key);
+                let meta = self.meta_or_create(&guard)?;
+                (guard, meta)
             }
         };
         let params = bloom_params(&meta)?;
@@ -316,19 +359,20 @@ impl BloomFilter {
         if hint.fetch_add(n, Ordering::Relaxed).saturating_add(n)
             > Sub::of(&params, newest).capacity
         {
-            // Full (or about to be): the locked path grows the chain, item by item.
             hint.fetch_sub(n, Ordering::Relaxed);
-            for item in items {
-                self.add(item)?;
-            }
-            return Ok(());
+            return Ok(false);
         }
         let cf = self.store.pages_cf()?;
         let mut batch = WriteBatch::default();
         for (key, operand) in add_operands(&prefix, &params, items)? {
             batch.merge_cf(cf, key, operand);
         }
-        self.store.write(batch)
+        if let Err(err) = self.store.write(batch) {
+            // Nothing was added: the count that steers growth must not move either.
+            hint.fetch_sub(n, Ordering::Relaxed);
+            return Err(err);
+        }
+        Ok(true)
     }
 
     /// `BF.INSERT`: adds items like [`BloomFilter::madd`], creating a missing filter
@@ -339,7 +383,7 @@ impl BloomFilter {
         items: &[I],
         create: Option<(f64, u64, u32)>,
     ) -> Result<(Vec<bool>, Option<Error>)> {
-        if self.meta()?.is_none() {
+        if self.store.meta(self.ns, &self.key)?.is_none() {
             let (error, capacity, expansion) = create.ok_or(BloomError::NotFound)?;
             match self.reserve(error, capacity, expansion) {
                 // Another client created it in between: add to theirs, as Redis would.
@@ -357,7 +401,8 @@ impl BloomFilter {
 
     /// [`BloomFilter::exists`] for many items (`BF.MEXISTS`).
     pub fn mexists<I: AsRef<[u8]>>(&self, items: &[I]) -> Result<Vec<bool>> {
-        let Some(meta) = self.meta()? else {
+        let guard = self.store.share(self.ns, &self.key);
+        let Some(meta) = guard.typed_meta(KeyType::Bloom)? else {
             return Ok(vec![false; items.len()]);
         };
         let params = bloom_params(&meta)?;
@@ -372,9 +417,15 @@ impl BloomFilter {
 
     /// Items added (`BF.CARD`); 0 for a missing key.
     pub fn card(&self) -> Result<u64> {
-        let Some(meta) = self.meta()? else {
-            return Ok(0);
-        };
+        let guard = self.store.share(self.ns, &self.key);
+        match guard.typed_meta(KeyType::Bloom)? {
+            None => Ok(0),
+            Some(meta) => self.card_of(&meta),
+        }
+    }
+
+    /// Items added to the key version `meta` names; its lock must be held.
+    fn card_of(&self, meta: &Meta) -> Result<u64> {
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
         let counts = self.counts(&prefix)?;
         Ok(counts.slots().iter().sum())
@@ -382,36 +433,34 @@ impl BloomFilter {
 
     /// `BF.INFO`'s fields; `ERR not found` for a missing key.
     pub fn info(&self) -> Result<BloomInfo> {
-        let meta = self.meta()?.ok_or(BloomError::NotFound)?;
+        let guard = self.store.share(self.ns, &self.key);
+        let meta = guard
+            .typed_meta(KeyType::Bloom)?
+            .ok_or(BloomError::NotFound)?;
         let params = bloom_params(&meta)?;
         let subs: Vec<Sub> = (0..params.filters).map(|i| Sub::of(&params, i)).collect();
         Ok(BloomInfo {
             capacity: subs.iter().map(|s| s.capacity).sum(),
             size: subs.iter().map(Sub::bytes).sum(),
             filters: params.filters,
-            items: self.card()?,
+            items: self.card_of(&meta)?,
             expansion: (params.expansion != 0).then_some(params.expansion),
         })
     }
 
-    fn meta(&self) -> Result<Option<Meta>> {
-        self.store.typed_meta(self.ns, &self.key, KeyType::Bloom)
-    }
-
     /// The key's metadata, creating a filter with RedisBloom's defaults if the key is
-    /// missing (as `BF.ADD` does). The key's lock must be held.
-    fn meta_or_create_locked(&self) -> Result<Meta> {
-        match self.store.meta_locked(self.ns, &self.key)? {
+    /// missing (as `BF.ADD` does), under the exclusive `guard`.
+    fn meta_or_create(&self, guard: &KeyGuard) -> Result<Meta> {
+        match guard.typed_meta(KeyType::Bloom)? {
             Some(meta) => Ok(meta),
-            None => self.create_locked(validate(
-                DEFAULT_ERROR,
-                DEFAULT_CAPACITY,
-                DEFAULT_EXPANSION,
-            )?),
+            None => self.create(
+                guard,
+                validate(DEFAULT_ERROR, DEFAULT_CAPACITY, DEFAULT_EXPANSION)?,
+            ),
         }
     }
 
-    fn create_locked(&self, params: BloomParams) -> Result<Meta> {
+    fn create(&self, guard: &KeyGuard, params: BloomParams) -> Result<Meta> {
         let meta = Meta {
             version: self.store.next_version(),
             expire_at_ms: 0,
@@ -420,8 +469,7 @@ impl BloomFilter {
                 ..params
             }),
         };
-        self.store
-            .put_meta(self.ns, &self.key, meta, WriteBatch::default())?;
+        guard.put_meta(meta, WriteBatch::default())?;
         Ok(meta)
     }
 
@@ -494,13 +542,32 @@ fn validate(error: f64, capacity: u64, expansion: u32) -> Result<BloomParams> {
     if expansion > MAX_EXPANSION {
         return Err(BloomError::BadExpansion.into());
     }
-    Ok(BloomParams {
+    let params = BloomParams {
         error: error.min(MAX_ERROR),
         capacity,
         expansion,
         filters: 1,
         page_bits: 8,
-    })
+    };
+    if !Sub::all_sizable(&params) {
+        return Err(BloomError::ErrorRateTooSmall.into());
+    }
+    Ok(params)
+}
+
+/// Checks parameters that come from outside (a dump's header) as `BF.RESERVE` checks
+/// its arguments, plus what only a stored filter has: its chain length and page size.
+fn validate_stored(params: &BloomParams, max_page_bits: u32) -> Result<()> {
+    let fresh = validate(params.error, params.capacity, params.expansion)?;
+    let fits = fresh.error == params.error
+        && (1..=MAX_FILTERS).contains(&params.filters)
+        && (params.expansion != 0 || params.filters == 1)
+        && (8..=max_page_bits).contains(&params.page_bits)
+        && params.page_bits.is_multiple_of(8);
+    match fits {
+        true => Ok(()),
+        false => Err(BloomError::BadChunk.into()),
+    }
 }
 
 #[cfg(test)]

@@ -31,60 +31,146 @@ pub(crate) fn unframe<'a>(magic: &[u8; 4], chunk: &'a [u8]) -> Option<(u8, &'a [
     let intact = head.starts_with(magic)
         && head.get(4) == Some(&VERSION_1)
         && head.get(6..8) == Some(&[0, 0][..])
-        && le_u32(head, 8) == crc32fast::hash(payload);
+        && le_u32(head, 8).ok() == Some(crc32fast::hash(payload));
     intact.then(|| (head[5], payload))
+}
+
+/// A dump cursor: the position in the dump (1 the header chunk, 2 and on the pages, in
+/// bits 0..38) and a tag of the chain being dumped (bits 38..63: the number of
+/// sub-filters and 19 bits of the key version's hash), so that a cursor handed out
+/// before the chain grew, or before the key was recreated, is refused instead of
+/// sending chunks that do not fit the header already sent. Clients treat cursors as
+/// opaque integers, and `LOADCHUNK` reads only the position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DumpCursor {
+    pub tag: u32,
+    pub position: u64,
+}
+
+const POSITION_BITS: u32 = 38;
+const TAG_BITS: u32 = 25;
+
+impl DumpCursor {
+    /// The tag of a chain of `filters` sub-filters at key version `version`.
+    pub fn tag(version: u64, filters: u32) -> u32 {
+        let version_hash = rocksketch_merge::hash::murmur64a(&version.to_le_bytes(), 0) as u32;
+        ((filters & 0x3f) << 19) | (version_hash & 0x7_ffff)
+    }
+
+    /// Splits a client's cursor; `None` for a negative one.
+    pub fn parse(cursor: i64) -> Option<DumpCursor> {
+        let raw = u64::try_from(cursor).ok()?;
+        Some(DumpCursor {
+            tag: (raw >> POSITION_BITS) as u32,
+            position: raw & ((1 << POSITION_BITS) - 1),
+        })
+    }
+
+    /// The cursor as the client sees it.
+    pub fn encode(self) -> i64 {
+        let tag = u64::from(self.tag) & ((1 << TAG_BITS) - 1);
+        ((tag << POSITION_BITS) | (self.position & ((1 << POSITION_BITS) - 1))) as i64
+    }
 }
 
 /// A stored page found by [`next_stored_page`].
 pub(crate) struct StoredPage {
-    /// The dump cursor after this page.
-    pub next: i64,
+    /// The dump position after this page.
+    pub next: u64,
     pub sub: u32,
     pub page: u32,
     pub value: Vec<u8>,
 }
 
-/// The next stored page of a chain at or after dump cursor `cursor` (>= 1), where the
-/// cursor names positions in the sequence of all the chain's pages, sub-filter by
-/// sub-filter (`pages_per_sub`), starting at 1; `None` past the last stored page.
+/// The next stored page of a chain at or after dump position `position` (>= 1), where
+/// positions number all the chain's pages, sub-filter by sub-filter (`pages_per_sub`),
+/// starting at 1; `None` past the last stored page.
+///
+/// One seek of an iterator over the key version's pages: the work of a call does not
+/// depend on how many pages the chain could have, only on the stored ones it passes,
+/// and it passes none but the tally page.
 pub(crate) fn next_stored_page(
     store: &Store,
     prefix: &[u8],
     pages_per_sub: &[u32],
-    cursor: i64,
+    position: u64,
 ) -> Result<Option<StoredPage>> {
-    let mut skip = u64::try_from(cursor - 1).unwrap_or(0);
-    let mut next = cursor;
+    // The (sub-filter, page) the position names; past the chain, nothing.
+    let mut skip = position.saturating_sub(1);
+    let mut start = None;
     for (sub, pages) in pages_per_sub.iter().enumerate() {
         let pages = u64::from(*pages);
-        if skip >= pages {
-            skip -= pages;
-            continue;
+        if skip < pages {
+            start = Some((sub as u16, skip as u32));
+            break;
         }
-        for page in skip..pages {
-            next += 1;
-            let key = keys::page_key(prefix, sub as u16, page as u32);
-            if let Some(value) = store
-                .get_pages(&[key], &ReadOptions::default())?
-                .pop()
-                .flatten()
-            {
-                return Ok(Some(StoredPage {
-                    next,
-                    sub: sub as u32,
-                    page: page as u32,
-                    value,
-                }));
-            }
-        }
-        skip = 0;
+        skip -= pages;
     }
+    let Some((sub, page)) = start else {
+        return Ok(None);
+    };
+    let from = keys::page_key(prefix, sub, page);
+    let Some(end) = keys::prefix_end(prefix) else {
+        return Ok(None);
+    };
+    let mut read_opts = ReadOptions::default();
+    read_opts.set_iterate_upper_bound(end);
+    let mut iter = store.page_iterator(read_opts)?;
+    iter.seek(&from);
+    while iter.valid() {
+        let (Some(key), Some(value)) = (iter.key(), iter.value()) else {
+            break;
+        };
+        let Some((sub, page)) = split_page_suffix(prefix, key) else {
+            break;
+        };
+        let Some(pages) = pages_per_sub.get(usize::from(sub)) else {
+            // The tally page, or a sub-filter past the chain: nothing more to dump.
+            break;
+        };
+        if page < *pages {
+            let before: u64 = pages_per_sub[..usize::from(sub)]
+                .iter()
+                .map(|p| u64::from(*p))
+                .sum();
+            return Ok(Some(StoredPage {
+                next: before + u64::from(page) + 2,
+                sub: u32::from(sub),
+                page,
+                value: value.to_vec(),
+            }));
+        }
+        iter.next();
+    }
+    iter.status()?;
     Ok(None)
+}
+
+/// The sub-filter and page number of a page key under `prefix`.
+fn split_page_suffix(prefix: &[u8], key: &[u8]) -> Option<(u16, u32)> {
+    let suffix = key.strip_prefix(prefix)?;
+    let (sub, page) = suffix.split_first_chunk::<2>()?;
+    let page: [u8; 4] = page.try_into().ok()?;
+    Some((u16::from_be_bytes(*sub), u32::from_be_bytes(page)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dump_cursors_round_trip_and_stay_positive() {
+        for (version, filters, position) in [(1u64, 1u32, 1u64), (u64::MAX, 32, 1 << 37)] {
+            let cursor = DumpCursor {
+                tag: DumpCursor::tag(version, filters),
+                position,
+            };
+            assert!(cursor.encode() > 0);
+            assert_eq!(DumpCursor::parse(cursor.encode()), Some(cursor));
+        }
+        assert_ne!(DumpCursor::tag(7, 1), DumpCursor::tag(7, 2));
+        assert_eq!(DumpCursor::parse(-1), None);
+    }
 
     #[test]
     fn frames_round_trip_and_damage_is_caught() {

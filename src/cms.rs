@@ -7,19 +7,25 @@
 //! reading anything.
 
 mod baseline;
+mod merge;
 
 use crate::error::{CmsError, Error, Result};
 use crate::keys::{self, TALLY_SUB};
 use crate::meta::{CmsParams, KeyType, Meta, Params};
-use crate::store::Store;
+use crate::store::{KeyGuard, Store};
 use rocksdb::{ReadOptions, WriteBatch};
 use rocksketch_merge::counter::{CounterDelta, CounterPage};
 use rocksketch_merge::hash::murmur2;
 use rocksketch_merge::tally::Tally;
 use std::collections::{BTreeMap, HashMap};
 
-/// Width × depth above this many counters is refused (16 GiB of counters).
-const MAX_CELLS: u64 = 1 << 32;
+/// Width × depth above this many counters is refused (1 GiB of counters): every
+/// command's work is bounded by the sketch's size (`CMS.MERGE` reads every page of
+/// every source), so the size is bounded too.
+pub const MAX_CELLS: u64 = 1 << 28;
+/// Rows above this are refused: each row halves the probability of exceeding the error
+/// bound, so 128 rows already give 2^-128, and every query reads a page per row.
+pub const MAX_DEPTH: u64 = 128;
 
 /// `CMS.INFO`'s fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,9 +131,9 @@ impl Cms {
     /// # Ok(()) }
     /// ```
     pub fn init_by_dim(&self, width: u64, depth: u64) -> Result<()> {
-        let _guard = self.store.lock(self.ns, &self.key);
+        let guard = self.store.lock(self.ns, &self.key);
         // An expired key's pages go with the new metadata, in one batch (`put_meta`).
-        if self.store.meta_locked(self.ns, &self.key)?.is_some() {
+        if guard.meta()?.is_some() {
             return Err(CmsError::KeyAlreadyExists.into());
         }
         if width == 0 {
@@ -140,8 +146,11 @@ impl Cms {
         let (Some(width), Some(depth)) = (fits(width), fits(depth)) else {
             return Err(CmsError::InvalidInitArguments.into());
         };
+        if u64::from(depth) > MAX_DEPTH {
+            return Err(CmsError::DepthTooLarge.into());
+        }
         if u64::from(width) * u64::from(depth) > MAX_CELLS {
-            return Err(CmsError::InvalidInitArguments.into());
+            return Err(CmsError::TooManyCounters.into());
         }
         let meta = Meta {
             version: self.store.next_version(),
@@ -153,8 +162,7 @@ impl Cms {
             }),
         };
         // No pages are written: a missing page reads as zeros.
-        self.store
-            .put_meta(self.ns, &self.key, meta, WriteBatch::default())
+        guard.put_meta(meta, WriteBatch::default())
     }
 
     /// Creates a sketch sized for an overestimation `error` (a fraction of the total
@@ -169,15 +177,17 @@ impl Cms {
     /// Adds each `(item, increment)` blindly: one write batch, no read. Counters saturate
     /// at `u32::MAX`.
     pub fn incr_by<I: AsRef<[u8]>>(&self, items: &[(I, u64)]) -> Result<()> {
-        let layout = self.layout()?;
+        let guard = self.store.share(self.ns, &self.key);
+        let layout = self.layout(&guard)?;
         self.write_increments(&layout, items)
     }
 
     /// Adds each `(item, increment)` and returns each item's estimate right after its own
     /// increment (`CMS.INCRBY`'s reply; `u32::MAX` means saturated).
     ///
-    /// The write is the same blind batch as [`Cms::incr_by`], taken without any lock;
-    /// then the touched pages are read. An item's estimate is each row's counter as read,
+    /// The write is the same blind batch as [`Cms::incr_by`], under the key's shared
+    /// lock (so no delete or `CMS.MERGE` of the key lands between the write and the
+    /// read; other writers do not wait); then the touched pages are read. An item's estimate is each row's counter as read,
     /// less the increments this call made to that counter after the item's own, so the
     /// answers are those of applying the pairs in order. Concurrent writers' increments
     /// may show in the estimates (as if they came just before); an estimate never falls
@@ -187,7 +197,8 @@ impl Cms {
     /// increments; only then are the counters read again as they were before the write
     /// (from a snapshot taken before it) and the pairs applied to them in order.
     pub fn incr_by_with_estimates<I: AsRef<[u8]>>(&self, items: &[(I, u64)]) -> Result<Vec<u32>> {
-        let layout = self.layout()?;
+        let guard = self.store.share(self.ns, &self.key);
+        let layout = self.layout(&guard)?;
         let before = self.store.db().snapshot();
         self.write_increments(&layout, items)?;
         let mut pages = self.read_pages(&layout, items.iter().map(|(i, _)| i.as_ref()))?;
@@ -236,7 +247,8 @@ impl Cms {
 
     /// The estimate of each item (`CMS.QUERY`).
     pub fn query<I: AsRef<[u8]>>(&self, items: &[I]) -> Result<Vec<u32>> {
-        let layout = self.layout()?;
+        let guard = self.store.share(self.ns, &self.key);
+        let layout = self.layout(&guard)?;
         let pages = self.read_pages(&layout, items.iter().map(AsRef::as_ref))?;
         Ok(items
             .iter()
@@ -252,7 +264,8 @@ impl Cms {
 
     /// Width, depth and total count (`CMS.INFO`).
     pub fn info(&self) -> Result<CmsInfo> {
-        let layout = self.layout()?;
+        let guard = self.store.share(self.ns, &self.key);
+        let layout = self.layout(&guard)?;
         Ok(CmsInfo {
             width: layout.params.width,
             depth: layout.params.depth,
@@ -262,83 +275,13 @@ impl Cms {
 
     /// Width and depth, or RedisBloom's error for a missing key or another type.
     pub fn dims(&self) -> Result<(u32, u32)> {
-        let layout = self.layout()?;
+        let layout = self.layout(&self.store.share(self.ns, &self.key))?;
         Ok((layout.params.width, layout.params.depth))
     }
 
-    /// Replaces this sketch with the weighted sum of `sources` (`CMS.MERGE`); this sketch
-    /// may itself be a source. All sketches must have this one's width and depth. If any
-    /// counter, or the total count, falls outside `[0, u32::MAX]` (resp. `[0, i64::MAX]`),
-    /// nothing changes and the error is `CMS: MERGE overflow`.
-    ///
-    /// Sources are read at one snapshot and the result is written in one batch, under
-    /// this key's lock. A blind increment of this key that races the merge is ordered
-    /// before it (and replaced, as RedisBloom would) or after it (and kept).
-    pub fn merge<K: AsRef<[u8]>>(&self, sources: &[(K, i64)]) -> Result<()> {
-        let _guard = self.store.lock(self.ns, &self.key);
-        let dest = self.layout_locked()?;
-        let mut layouts = Vec::with_capacity(sources.len());
-        for (source, _) in sources {
-            // Peek: this thread holds the destination's lock, and a source may share it.
-            let meta = self.store.meta_peek(self.ns, source.as_ref())?;
-            let layout =
-                Cms::new(self.store.clone(), self.ns, source.as_ref().to_vec()).check(meta)?;
-            if (layout.params.width, layout.params.depth) != (dest.params.width, dest.params.depth)
-            {
-                return Err(CmsError::DimensionsDiffer.into());
-            }
-            layouts.push(layout);
-        }
-        let snapshot = self.store.db().snapshot();
-        let mut read_opts = ReadOptions::default();
-        read_opts.set_snapshot(&snapshot);
-
-        let mut count: i128 = 0;
-        for (layout, (_, weight)) in layouts.iter().zip(sources) {
-            count += i128::from(self.read_count(layout, &read_opts)?) * i128::from(*weight);
-        }
-        if !(0..=i128::from(i64::MAX)).contains(&count) {
-            return Err(CmsError::MergeOverflow.into());
-        }
-        let mut sums = vec![0i128; dest.cells() as usize];
-        for (layout, (_, weight)) in layouts.iter().zip(sources) {
-            let cells = self.read_all(layout, &read_opts)?;
-            for (sum, cell) in sums.iter_mut().zip(cells) {
-                *sum += i128::from(cell) * i128::from(*weight);
-            }
-        }
-        if sums.iter().any(|s| !(0..=i128::from(u32::MAX)).contains(s)) {
-            return Err(CmsError::MergeOverflow.into());
-        }
-        // The result replaces the pages: puts, and deletes for all-zero pages.
-        let cf = self.store.pages_cf()?;
-        let mut batch = WriteBatch::default();
-        let page_cells = dest.params.page_cells as usize;
-        for (page, chunk) in (0u32..).zip(sums.chunks(page_cells)) {
-            let cells: Vec<u32> = chunk.iter().map(|s| *s as u32).collect();
-            let page_value = CounterPage::from_cells(cells);
-            if page_value.is_zero() {
-                batch.delete_cf(cf, dest.page_key(page));
-            } else {
-                batch.put_cf(cf, dest.page_key(page), page_value.encode());
-            }
-        }
-        batch.put_cf(
-            cf,
-            dest.tally_key(),
-            Tally::new(vec![count as u64]).encode_page(),
-        );
-        self.store.write(batch)
-    }
-
-    /// Reads this key's metadata and checks it is a count-min sketch.
-    fn layout(&self) -> Result<Layout> {
-        self.check(self.store.meta(self.ns, &self.key)?)
-    }
-
-    /// [`Cms::layout`] with the key's lock held.
-    fn layout_locked(&self) -> Result<Layout> {
-        self.check(self.store.meta_locked(self.ns, &self.key)?)
+    /// Reads this key's metadata under `guard` and checks it is a count-min sketch.
+    fn layout(&self, guard: &KeyGuard) -> Result<Layout> {
+        self.check(guard.meta()?)
     }
 
     fn check(&self, meta: Option<Meta>) -> Result<Layout> {
@@ -405,19 +348,6 @@ impl Cms {
             out.insert(*page, cells);
         }
         Ok(Pages(out))
-    }
-
-    /// Every counter of a sketch, row-major.
-    fn read_all(&self, layout: &Layout, read_opts: &ReadOptions) -> Result<Vec<u32>> {
-        let mut cells = Vec::with_capacity(layout.cells() as usize);
-        let all: Vec<u32> = (0..layout.pages()).collect();
-        for chunk in all.chunks(256) {
-            let pages = self.read_page_set(layout, chunk, read_opts)?;
-            for (_, page_cells) in pages.0 {
-                cells.extend(page_cells);
-            }
-        }
-        Ok(cells)
     }
 
     fn read_count(&self, layout: &Layout, read_opts: &ReadOptions) -> Result<u64> {

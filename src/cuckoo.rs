@@ -18,7 +18,7 @@
 use crate::error::{CuckooError, Error, Result};
 use crate::keys::{self, TALLY_SUB};
 use crate::meta::{CuckooParams, KeyType, Meta, Params};
-use crate::store::Store;
+use crate::store::{KeyGuard, Store};
 use rocksdb::{ReadOptions, WriteBatch};
 use rocksketch_merge::cuckoo::{FpOp, FpOps, FpPage, Shape};
 use rocksketch_merge::hash::murmur64a;
@@ -176,11 +176,11 @@ impl CuckooFilter {
     /// caller parses them.
     pub fn reserve(&self, options: CuckooOptions) -> Result<()> {
         let params = validate(options, self.store.page_cells() * 4)?;
-        let _guard = self.store.lock(self.ns, &self.key);
-        if self.store.meta_locked(self.ns, &self.key)?.is_some() {
+        let guard = self.store.lock(self.ns, &self.key);
+        if guard.meta()?.is_some() {
             return Err(CuckooError::ItemExists.into());
         }
-        self.create_locked(params).map(|_| ())
+        self.create(&guard, params).map(|_| ())
     }
 
     /// Adds an item (`CF.ADD`), creating the filter with RedisBloom's defaults if the key
@@ -191,10 +191,10 @@ impl CuckooFilter {
             return Ok(());
         }
         // The newest sub-filter is at its target: the locked path grows the chain.
-        let _guard = self.store.lock(self.ns, &self.key);
-        let meta = self.meta_or_create_locked()?;
+        let guard = self.store.lock(self.ns, &self.key);
+        let meta = self.meta_or_create(&guard)?;
         let params = cuckoo_params(&meta)?;
-        self.insert_locked(meta, hashed(item.as_ref(), params.fp_bits))
+        self.insert_locked(&guard, meta, hashed(item.as_ref(), params.fp_bits))
     }
 
     /// [`CuckooFilter::add`] for many items: one write batch with one operand per page
@@ -218,12 +218,16 @@ impl CuckooFilter {
 
     /// The one-batch path of [`CuckooFilter::add_many`]; `None` (nothing written) when
     /// the items must go one by one.
+    /// Runs under the key's shared lock (the exclusive one to create a missing filter).
     fn add_batch<I: AsRef<[u8]>>(&self, items: &[I]) -> Result<Option<()>> {
-        let meta = match self.meta()? {
-            Some(meta) => meta,
+        let shared = self.store.share(self.ns, &self.key);
+        let (_guard, meta) = match shared.typed_meta(KeyType::Cuckoo)? {
+            Some(meta) => (shared, meta),
             None => {
-                let _guard = self.store.lock(self.ns, &self.key);
-                self.meta_or_create_locked()?
+                drop(shared);
+                let guard = self.store.lock(self.ns, &self.key);
+                let meta = self.meta_or_create(&guard)?;
+                (guard, meta)
             }
         };
         let params = cuckoo_params(&meta)?;
@@ -241,20 +245,25 @@ impl CuckooFilter {
             .map(|i| hashed(i.as_ref(), params.fp_bits))
             .collect();
         let batch = self.insert_batch(&prefix, &params, newest, &hashed)?;
-        self.store.write(batch).map(Some)
+        if let Err(err) = self.store.write(batch) {
+            // Nothing was added: the count that steers growth must not move either.
+            hint.fetch_sub(n, Ordering::Relaxed);
+            return Err(err);
+        }
+        Ok(Some(()))
     }
 
     /// Adds an item only if it is not present (`CF.ADDNX`); whether it was added.
     pub fn add_nx(&self, item: impl AsRef<[u8]>) -> Result<bool> {
-        let _guard = self.store.lock(self.ns, &self.key);
-        let meta = self.meta_or_create_locked()?;
+        let guard = self.store.lock(self.ns, &self.key);
+        let meta = self.meta_or_create(&guard)?;
         let params = cuckoo_params(&meta)?;
         let h = hashed(item.as_ref(), params.fp_bits);
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
         if self.counts_of(&prefix, &params, &[h])?[0] > 0 {
             return Ok(false);
         }
-        self.insert_locked(meta, h)?;
+        self.insert_locked(&guard, meta, h)?;
         Ok(true)
     }
 
@@ -269,7 +278,7 @@ impl CuckooFilter {
         nocreate: bool,
         nx: bool,
     ) -> Result<Vec<i64>> {
-        if self.meta()?.is_none() {
+        if self.store.meta(self.ns, &self.key)?.is_none() {
             if nocreate {
                 return Err(CuckooError::NotFound.into());
             }
@@ -318,7 +327,8 @@ impl CuckooFilter {
     }
 
     fn mcount<I: AsRef<[u8]>>(&self, items: &[I]) -> Result<Vec<u64>> {
-        let Some(meta) = self.meta()? else {
+        let guard = self.store.share(self.ns, &self.key);
+        let Some(meta) = guard.typed_meta(KeyType::Cuckoo)? else {
             return Ok(vec![0; items.len()]);
         };
         let params = cuckoo_params(&meta)?;
@@ -333,10 +343,9 @@ impl CuckooFilter {
     /// Deletes one copy of an item (`CF.DEL`): only if it is present, from the newest
     /// sub-filter that holds it. `Not found` for a missing key.
     pub fn delete(&self, item: impl AsRef<[u8]>) -> Result<bool> {
-        let _guard = self.store.lock(self.ns, &self.key);
-        let meta = self
-            .store
-            .meta_locked(self.ns, &self.key)?
+        let guard = self.store.lock(self.ns, &self.key);
+        let meta = guard
+            .typed_meta(KeyType::Cuckoo)?
             .ok_or(CuckooError::DelNotFound)?;
         let params = cuckoo_params(&meta)?;
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
@@ -378,7 +387,10 @@ impl CuckooFilter {
 
     /// `CF.INFO`'s fields; `ERR not found` for a missing key.
     pub fn info(&self) -> Result<CuckooInfo> {
-        let meta = self.meta()?.ok_or(CuckooError::NotFound)?;
+        let guard = self.store.share(self.ns, &self.key);
+        let meta = guard
+            .typed_meta(KeyType::Cuckoo)?
+            .ok_or(CuckooError::NotFound)?;
         let params = cuckoo_params(&meta)?;
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
         let counts = self.counts(&prefix)?;
@@ -404,7 +416,10 @@ impl CuckooFilter {
     /// every stored page. How well the pages hold their load (for benchmarks and tests;
     /// reads the whole filter).
     pub fn occupancy(&self) -> Result<Vec<(u64, u64, u64)>> {
-        let meta = self.meta()?.ok_or(CuckooError::NotFound)?;
+        let guard = self.store.share(self.ns, &self.key);
+        let meta = guard
+            .typed_meta(KeyType::Cuckoo)?
+            .ok_or(CuckooError::NotFound)?;
         let params = cuckoo_params(&meta)?;
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
         let mut subs = Vec::with_capacity(params.filters as usize);
@@ -424,36 +439,31 @@ impl CuckooFilter {
 
     // ---- internals ----
 
-    fn meta(&self) -> Result<Option<Meta>> {
-        self.store.typed_meta(self.ns, &self.key, KeyType::Cuckoo)
-    }
-
     /// The key's metadata, creating a filter with RedisBloom's defaults if the key is
-    /// missing (as `CF.ADD` does). The key's lock must be held.
-    fn meta_or_create_locked(&self) -> Result<Meta> {
-        match self.store.meta_locked(self.ns, &self.key)? {
+    /// missing (as `CF.ADD` does), under the exclusive `guard`.
+    fn meta_or_create(&self, guard: &KeyGuard) -> Result<Meta> {
+        match guard.typed_meta(KeyType::Cuckoo)? {
             Some(meta) => Ok(meta),
-            None => self.create_locked(validate(
-                CuckooOptions::default(),
-                self.store.page_cells() * 4,
-            )?),
+            None => self.create(
+                guard,
+                validate(CuckooOptions::default(), self.store.page_cells() * 4)?,
+            ),
         }
     }
 
-    fn create_locked(&self, params: CuckooParams) -> Result<Meta> {
+    fn create(&self, guard: &KeyGuard, params: CuckooParams) -> Result<Meta> {
         let meta = Meta {
             version: self.store.next_version(),
             expire_at_ms: 0,
             params: Params::Cuckoo(params),
         };
-        self.store
-            .put_meta(self.ns, &self.key, meta, WriteBatch::default())?;
+        guard.put_meta(meta, WriteBatch::default())?;
         Ok(meta)
     }
 
     /// Inserts into the newest sub-filter, growing the chain first if it is at its
-    /// target (from the tally, read under the key's lock, which must be held).
-    fn insert_locked(&self, meta: Meta, h: Hashed) -> Result<()> {
+    /// target (from the tally, read under the exclusive `guard`).
+    fn insert_locked(&self, guard: &KeyGuard, meta: Meta, h: Hashed) -> Result<()> {
         let mut params = cuckoo_params(&meta)?;
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
         let counts = self.counts(&prefix)?;
@@ -475,7 +485,7 @@ impl CuckooFilter {
         }
         let batch = self.insert_batch(&prefix, &params, newest, &[h])?;
         match grown {
-            Some(meta) => self.store.put_meta(self.ns, &self.key, meta, batch)?,
+            Some(meta) => guard.put_meta(meta, batch)?,
             None => self.store.write(batch)?,
         }
         if let Some(hint) = self.store.existing_count_hint(&prefix, newest) {
@@ -660,6 +670,30 @@ fn validate(options: CuckooOptions, page_bytes: u32) -> Result<CuckooParams> {
         filters: 1,
         page_buckets,
     })
+}
+
+/// Checks parameters that come from outside (a dump's header) as `CF.RESERVE` checks
+/// its arguments: they must be what a reserve with the same options makes, in a chain
+/// of at most [`MAX_FILTERS`] (one if it never grows), with pages no larger than this
+/// store's.
+fn validate_stored(params: &CuckooParams, page_bytes: u32) -> Result<()> {
+    let options = CuckooOptions {
+        capacity: params.capacity,
+        bucket_size: params.bucket_size,
+        max_iterations: params.max_iterations,
+        expansion: u32::from(params.expansion),
+        fp_bits: params.fp_bits,
+    };
+    let fresh = validate(options, page_bytes)?;
+    let fits = fresh.buckets == params.buckets
+        && fresh.expansion == params.expansion
+        && params.page_buckets <= fresh.page_buckets
+        && (1..=MAX_FILTERS).contains(&params.filters)
+        && (params.expansion != 0 || params.filters == 1);
+    match fits {
+        true => Ok(()),
+        false => Err(CuckooError::BadChunk.into()),
+    }
 }
 
 #[cfg(test)]

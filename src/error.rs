@@ -24,6 +24,12 @@ pub enum CmsError {
     InvalidWeight,
     MergeOverflow,
     IncrbyOverflow,
+    /// Ours: more rows than [`crate::cms::MAX_DEPTH`].
+    DepthTooLarge,
+    /// Ours: more counters than [`crate::cms::MAX_CELLS`].
+    TooManyCounters,
+    /// Ours: a `CMS.MERGE` whose pages × sources pass 2^24 reads.
+    MergeTooLarge,
 }
 
 impl CmsError {
@@ -47,6 +53,15 @@ impl CmsError {
             CmsError::InvalidWeight => "CMS: invalid weight value",
             CmsError::MergeOverflow => "CMS: MERGE overflow",
             CmsError::IncrbyOverflow => "CMS: INCRBY overflow",
+            CmsError::DepthTooLarge => {
+                "CMS: invalid depth: at most 128 rows (a failure probability of 2^-128)"
+            }
+            CmsError::MergeTooLarge => {
+                "CMS: MERGE too large: at most 16777216 page reads (pages x sources)"
+            }
+            CmsError::TooManyCounters => {
+                "CMS: invalid init arguments: width x depth is at most 268435456 counters"
+            }
         }
     }
 }
@@ -75,6 +90,8 @@ pub enum CuckooError {
     UnknownArgument,
     InvalidPosition,
     BadChunk,
+    /// A `CF.SCANDUMP` cursor from before the chain grew or the key was recreated.
+    DumpChanged,
 }
 
 impl CuckooError {
@@ -103,9 +120,14 @@ impl CuckooError {
             CuckooError::UnknownArgument => "Unknown argument received",
             CuckooError::InvalidPosition => "Invalid position",
             CuckooError::BadChunk => "ERR received bad data",
+            CuckooError::DumpChanged => DUMP_CHANGED,
         }
     }
 }
+
+/// A dump cursor names a state the filter has left (ours: RedisBloom would send chunks
+/// its own `LOADCHUNK` refuses).
+const DUMP_CHANGED: &str = "ERR the filter changed during the dump; restart it from cursor 0";
 
 /// Errors of the Bloom filter commands, with RedisBloom's exact texts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,6 +135,9 @@ impl CuckooError {
 pub enum BloomError {
     BadErrorRate,
     ErrorRateRange,
+    /// Ours: an error rate so small that a sub-filter the chain may grow to cannot be
+    /// sized (its halved rate underflows to zero).
+    ErrorRateTooSmall,
     BadCapacity,
     CapacityRange,
     BadExpansion,
@@ -123,6 +148,8 @@ pub enum BloomError {
     MaximumExpansions,
     InvalidPosition,
     BadChunk,
+    /// A `BF.SCANDUMP` cursor from before the chain grew or the key was recreated.
+    DumpChanged,
 }
 
 impl BloomError {
@@ -132,6 +159,9 @@ impl BloomError {
             BloomError::BadErrorRate => "ERR bad error rate",
             BloomError::ErrorRateRange => {
                 "ERR error rate must be in the range (0.000000, 1.000000)"
+            }
+            BloomError::ErrorRateTooSmall => {
+                "ERR error rate too small: the filter's sub-filters could not be sized"
             }
             BloomError::BadCapacity => "ERR bad capacity",
             BloomError::CapacityRange => "ERR capacity must be in the range [1, 1073741824]",
@@ -143,6 +173,7 @@ impl BloomError {
             BloomError::MaximumExpansions => "Maximum expansions reached",
             BloomError::InvalidPosition => "Invalid position",
             BloomError::BadChunk => "ERR received bad data",
+            BloomError::DumpChanged => DUMP_CHANGED,
         }
     }
 }

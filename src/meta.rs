@@ -102,11 +102,11 @@ impl BloomParams {
             return Err(CodecError::Invalid("Bloom parameters of the wrong size"));
         }
         let p = BloomParams {
-            error: f64::from_bits(le_u64(bytes, 0)),
-            capacity: le_u64(bytes, 8),
-            expansion: le_u32(bytes, 16),
-            filters: le_u32(bytes, 20),
-            page_bits: le_u32(bytes, 24),
+            error: f64::from_bits(le_u64(bytes, 0)?),
+            capacity: le_u64(bytes, 8)?,
+            expansion: le_u32(bytes, 16)?,
+            filters: le_u32(bytes, 20)?,
+            page_bits: le_u32(bytes, 24)?,
         };
         let valid = p.error > 0.0
             && p.error < 1.0
@@ -161,14 +161,14 @@ impl CuckooParams {
             return Err(CodecError::Invalid("cuckoo parameters of the wrong size"));
         }
         let p = CuckooParams {
-            capacity: le_u64(bytes, 0),
-            buckets: le_u32(bytes, 8),
+            capacity: le_u64(bytes, 0)?,
+            buckets: le_u32(bytes, 8)?,
             bucket_size: bytes[12],
             fp_bits: bytes[13],
-            max_iterations: le_u16(bytes, 14),
-            expansion: le_u16(bytes, 16),
-            filters: le_u32(bytes, 18),
-            page_buckets: le_u32(bytes, 22),
+            max_iterations: le_u16(bytes, 14)?,
+            expansion: le_u16(bytes, 16)?,
+            filters: le_u32(bytes, 18)?,
+            page_buckets: le_u32(bytes, 22)?,
         };
         let valid = p.capacity > 0
             && p.buckets.is_power_of_two()
@@ -256,7 +256,7 @@ impl Meta {
             need: PARAMS_OFFSET + CRC_LEN,
             have: bytes.len(),
         })?;
-        let params_len = le_u32(fixed, PARAMS_LEN_OFFSET) as usize;
+        let params_len = le_u32(fixed, PARAMS_LEN_OFFSET)? as usize;
         let need = PARAMS_OFFSET + params_len + CRC_LEN;
         if bytes.len() != need {
             return Err(if bytes.len() < need {
@@ -272,7 +272,7 @@ impl Meta {
             });
         }
         let (body, crc) = bytes.split_at(need - CRC_LEN);
-        let expected = le_u32(crc, 0);
+        let expected = le_u32(crc, 0)?;
         let got = crc32fast::hash(body);
         if expected != got {
             return Err(CodecError::ChecksumMismatch { expected, got });
@@ -284,9 +284,9 @@ impl Meta {
         let params = match fixed[TYPE_OFFSET] {
             1 if params.len() == CMS_PARAMS_LEN => {
                 let p = CmsParams {
-                    width: le_u32(params, 0),
-                    depth: le_u32(params, 4),
-                    page_cells: le_u32(params, 8),
+                    width: le_u32(params, 0)?,
+                    depth: le_u32(params, 4)?,
+                    page_cells: le_u32(params, 8)?,
                 };
                 if p.width == 0 || p.depth == 0 || p.page_cells == 0 {
                     return Err(CodecError::Invalid("zero count-min dimension"));
@@ -303,8 +303,8 @@ impl Meta {
             other => return Err(CodecError::UnknownKind(other)),
         };
         Ok(Meta {
-            version: le_u64(fixed, VERSION_OFFSET),
-            expire_at_ms: le_u64(fixed, EXPIRE_OFFSET),
+            version: le_u64(fixed, VERSION_OFFSET)?,
+            expire_at_ms: le_u64(fixed, EXPIRE_OFFSET)?,
             params,
         })
     }

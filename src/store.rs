@@ -6,10 +6,10 @@ use crate::cms::Cms;
 use crate::cuckoo::CuckooFilter;
 use crate::error::{Error, Result};
 use crate::keys;
-use crate::locks::KeyLocks;
+use crate::locks::{Held, KeyLocks};
 use crate::meta::{KeyType, Meta};
 use crate::operator::register_merge_operator;
-use parking_lot::{MutexGuard, RwLock};
+use parking_lot::RwLock;
 use rocksdb::{
     BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType, IteratorMode, ReadOptions,
     WriteBatch, WriteOptions, DB,
@@ -192,7 +192,7 @@ impl Store {
         }
         let mut write_opts = WriteOptions::default();
         write_opts.set_sync(options.sync_writes);
-        Ok(Store {
+        let store = Store {
             inner: Arc::new(Inner {
                 db,
                 cfs,
@@ -203,7 +203,9 @@ impl Store {
                 write_opts,
                 page_cells: options.page_bytes / 4,
             }),
-        })
+        };
+        store.drop_abandoned_versions()?;
+        Ok(store)
     }
 
     /// The underlying database (for hosts, statistics and compaction).
@@ -250,11 +252,17 @@ impl Store {
     /// pages go in one batch per key. Returns how many it deleted and where to go on
     /// (`None` once it reached the end). The RESP host runs it in a background thread;
     /// reads never wait for it, since an expired key reads as absent already.
+    /// A `limit` of 0 is an error: such a sweep could never advance.
     pub fn sweep_expired(
         &self,
         cursor: Option<&[u8]>,
         limit: usize,
     ) -> Result<(usize, Option<Vec<u8>>)> {
+        if limit == 0 {
+            return Err(Error::InvalidArgument(
+                "sweep_expired needs a limit of at least 1 record".to_owned(),
+            ));
+        }
         let cf = self.meta_cf()?;
         let mode = match cursor {
             Some(from) => IteratorMode::From(from, rocksdb::Direction::Forward),
@@ -280,13 +288,10 @@ impl Store {
         }
         let mut deleted = 0;
         for (ns, key) in expired {
-            let _guard = self.lock(ns, &key);
-            match self.read_meta(ns, &key, false)? {
+            let guard = self.lock(ns, &key);
+            match guard.stored_meta()? {
                 Some(meta) if meta.is_expired(now_ms()) => {
-                    let mut batch = WriteBatch::default();
-                    self.delete_into(&mut batch, ns, &key, &meta)?;
-                    self.write(batch)?;
-                    self.forget(ns, &key);
+                    guard.delete(&meta)?;
                     deleted += 1;
                 }
                 _ => {}
@@ -341,35 +346,36 @@ impl Store {
         self.inner.page_cells
     }
 
-    pub(crate) fn lock(&self, ns: u16, key: &[u8]) -> MutexGuard<'_, ()> {
-        self.inner.locks.lock(ns, key)
-    }
-
-    /// The live metadata of a key: from the cache, else read under the key's lock (so a
-    /// concurrent delete cannot leave a stale entry behind). Expired keys read as absent.
-    /// Must not be called with the key's lock held (see [`Store::meta_locked`]).
-    pub(crate) fn meta(&self, ns: u16, key: &[u8]) -> Result<Option<Meta>> {
-        let meta = match self.inner.cache.get(&keys::meta_key(ns, key)) {
-            Some(meta) => Some(meta),
-            None => {
-                let _guard = self.lock(ns, key);
-                self.read_meta(ns, key, true)?
-            }
-        };
-        Ok(live(meta))
-    }
-
-    /// [`Store::meta`] of a key that must hold `kind` if it exists (else `WRONGTYPE`).
-    pub(crate) fn typed_meta(&self, ns: u16, key: &[u8], kind: KeyType) -> Result<Option<Meta>> {
-        match self.meta(ns, key)? {
-            Some(meta) if meta.key_type() != kind => Err(Error::WrongType),
-            other => Ok(other),
+    /// Locks `key` exclusively: for creation, deletion, expiry, growth and replies that
+    /// depend on a read. See [`crate::locks`].
+    pub(crate) fn lock<'a>(&'a self, ns: u16, key: &'a [u8]) -> KeyGuard<'a> {
+        KeyGuard {
+            store: self,
+            ns,
+            key,
+            held: self.inner.locks.exclusive(ns, key),
         }
     }
 
-    /// [`Store::meta`] for a caller that holds the key's lock.
-    pub(crate) fn meta_locked(&self, ns: u16, key: &[u8]) -> Result<Option<Meta>> {
-        Ok(live(self.read_meta(ns, key, true)?))
+    /// Locks `key` shared: for blind writes and reads, which must not see the key's
+    /// version deleted or replaced half-way through them. See [`crate::locks`].
+    pub(crate) fn share<'a>(&'a self, ns: u16, key: &'a [u8]) -> KeyGuard<'a> {
+        KeyGuard {
+            store: self,
+            ns,
+            key,
+            held: self.inner.locks.shared(ns, key),
+        }
+    }
+
+    /// The live metadata of a key, for an answer that reads nothing else of the key
+    /// (`EXISTS`, `TYPE`, `TTL`): from the cache, else read under the shared lock.
+    /// Must not be called with any key's lock held (see [`Store::meta_peek`]).
+    pub(crate) fn meta(&self, ns: u16, key: &[u8]) -> Result<Option<Meta>> {
+        match self.inner.cache.get(&keys::meta_key(ns, key)) {
+            Some(meta) => Ok(live(Some(meta))),
+            None => self.share(ns, key).meta(),
+        }
     }
 
     /// [`Store::meta`] without the lock, for a caller holding another key's lock: it
@@ -380,7 +386,7 @@ impl Store {
 
     /// The stored metadata, expired or not: from the cache, else from the database
     /// (then cached if `fill`, which needs the key's lock held).
-    pub(crate) fn read_meta(&self, ns: u16, key: &[u8], fill: bool) -> Result<Option<Meta>> {
+    fn read_meta(&self, ns: u16, key: &[u8], fill: bool) -> Result<Option<Meta>> {
         let mkey = keys::meta_key(ns, key);
         if let Some(meta) = self.inner.cache.get(&mkey) {
             return Ok(Some(meta));
@@ -415,36 +421,8 @@ impl Store {
         now.max(prev + 1)
     }
 
-    /// Writes `meta` for a key (with the key's lock held) along with `batch`.
-    /// Writing a new version over an older record (one that expired and was not yet
-    /// swept) removes the older version's pages in the same batch.
-    pub(crate) fn put_meta(
-        &self,
-        ns: u16,
-        key: &[u8],
-        meta: Meta,
-        mut batch: WriteBatch,
-    ) -> Result<()> {
-        if let Some(old) = self.read_meta(ns, key, false)? {
-            if old.version != meta.version {
-                self.delete_into(&mut batch, ns, key, &old)?;
-            }
-        }
-        let mkey = keys::meta_key(ns, key);
-        batch.put_cf(self.meta_cf()?, &mkey, meta.encode());
-        self.write(batch)?;
-        self.inner.cache.insert(mkey, meta);
-        Ok(())
-    }
-
     /// Adds the removal of a key's metadata and all its pages to `batch`.
-    pub(crate) fn delete_into(
-        &self,
-        batch: &mut WriteBatch,
-        ns: u16,
-        key: &[u8],
-        meta: &Meta,
-    ) -> Result<()> {
+    fn delete_into(&self, batch: &mut WriteBatch, ns: u16, key: &[u8], meta: &Meta) -> Result<()> {
         batch.delete_cf(self.meta_cf()?, keys::meta_key(ns, key));
         let prefix = keys::version_prefix(ns, key, meta.version);
         let end = keys::prefix_end(&prefix)
@@ -472,6 +450,63 @@ impl Store {
             .collect()
     }
 
+    /// Records that pages under the key version `prefix` are about to be written in
+    /// more than one batch (see `CMS.MERGE`), before they become the key's version:
+    /// if the process dies first, the next open drops them.
+    pub(crate) fn mark_pending(&self, prefix: &[u8]) -> Result<()> {
+        let mut batch = WriteBatch::default();
+        batch.put_cf(self.meta_cf()?, pending_key(prefix), b"");
+        self.write(batch)
+    }
+
+    /// Adds the end of a pending write (the version is now live) to `batch`.
+    pub(crate) fn clear_pending_into(&self, batch: &mut WriteBatch, prefix: &[u8]) -> Result<()> {
+        batch.delete_cf(self.meta_cf()?, pending_key(prefix));
+        Ok(())
+    }
+
+    /// Abandons a pending write: drops its pages and its marker, in one batch.
+    pub(crate) fn drop_pending(&self, prefix: &[u8]) -> Result<()> {
+        let mut batch = WriteBatch::default();
+        let end = keys::prefix_end(prefix)
+            .ok_or_else(|| Error::InvalidArgument("key too long".to_owned()))?;
+        batch.delete_range_cf(self.pages_cf()?, prefix.to_vec(), end);
+        self.clear_pending_into(&mut batch, prefix)?;
+        self.write(batch)
+    }
+
+    /// Drops the pages of every pending write a previous process left unfinished.
+    fn drop_abandoned_versions(&self) -> Result<()> {
+        let start = keys::meta_key(INTERNAL_NS, PENDING_TAG);
+        let iter = self.inner.db.iterator_cf(
+            self.meta_cf()?,
+            IteratorMode::From(&start, rocksdb::Direction::Forward),
+        );
+        let mut abandoned = Vec::new();
+        for item in iter {
+            let (raw_key, _) = item?;
+            match raw_key.strip_prefix(start.as_slice()) {
+                Some(prefix) => abandoned.push(prefix.to_vec()),
+                None => break,
+            }
+        }
+        for prefix in abandoned {
+            self.drop_pending(&prefix)?;
+        }
+        Ok(())
+    }
+
+    /// A raw iterator over the pages column family (merged values).
+    pub(crate) fn page_iterator(
+        &self,
+        read_opts: ReadOptions,
+    ) -> Result<rocksdb::DBRawIterator<'_>> {
+        Ok(self
+            .inner
+            .db
+            .raw_iterator_cf_opt(self.pages_cf()?, read_opts))
+    }
+
     /// Creates `key` from a dump's header chunk: metadata with a new version and the
     /// tally page, in one batch. `false` (nothing written) if the key exists.
     pub(crate) fn create_restored(
@@ -481,8 +516,8 @@ impl Store {
         params: crate::meta::Params,
         counts: Vec<u64>,
     ) -> Result<bool> {
-        let _guard = self.lock(ns, key);
-        if self.meta_locked(ns, key)?.is_some() {
+        let guard = self.lock(ns, key);
+        if guard.meta()?.is_some() {
             return Ok(false);
         }
         let meta = Meta {
@@ -497,7 +532,7 @@ impl Store {
             keys::page_key(&prefix, keys::TALLY_SUB, 0),
             Tally::new(counts).encode_page(),
         );
-        self.put_meta(ns, key, meta, batch)?;
+        guard.put_meta(meta, batch)?;
         Ok(true)
     }
 
@@ -540,9 +575,83 @@ impl Store {
             .get(&hint_slot(prefix, sub))
             .cloned()
     }
+}
 
-    pub(crate) fn forget(&self, ns: u16, key: &[u8]) {
-        self.inner.cache.remove(&keys::meta_key(ns, key));
+/// A key's stripe, held (see [`crate::locks`]): the one way to reach a key's metadata
+/// under its lock, and, held exclusively, to change it.
+pub(crate) struct KeyGuard<'a> {
+    store: &'a Store,
+    ns: u16,
+    key: &'a [u8],
+    held: Held<'a>,
+}
+
+impl KeyGuard<'_> {
+    /// The key's live metadata (an expired key reads as absent). A cache miss fills
+    /// the cache: safe under either lock, since only an exclusive holder changes it.
+    pub(crate) fn meta(&self) -> Result<Option<Meta>> {
+        Ok(live(self.stored_meta()?))
+    }
+
+    /// [`KeyGuard::meta`] of a key that must hold `kind` if it exists (else `WRONGTYPE`).
+    pub(crate) fn typed_meta(&self, kind: KeyType) -> Result<Option<Meta>> {
+        match self.meta()? {
+            Some(meta) if meta.key_type() != kind => Err(Error::WrongType),
+            other => Ok(other),
+        }
+    }
+
+    /// The stored metadata, expired or not.
+    pub(crate) fn stored_meta(&self) -> Result<Option<Meta>> {
+        self.store.read_meta(self.ns, self.key, true)
+    }
+
+    /// Whether the lock is held exclusively.
+    pub(crate) fn is_exclusive(&self) -> bool {
+        matches!(self.held, Held::Exclusive(_))
+    }
+
+    fn require_exclusive(&self) -> Result<()> {
+        match self.is_exclusive() {
+            true => Ok(()),
+            false => Err(Error::Storage(
+                "internal: metadata changed under a shared lock".to_owned(),
+            )),
+        }
+    }
+
+    /// Writes `meta` along with `batch` (the lock must be exclusive). Writing a new
+    /// version over an older record (one that expired and was not yet swept) removes
+    /// the older version's pages in the same batch. The cache changes only once the
+    /// batch is written.
+    pub(crate) fn put_meta(&self, meta: Meta, mut batch: WriteBatch) -> Result<()> {
+        self.require_exclusive()?;
+        let store = self.store;
+        if let Some(old) = store.read_meta(self.ns, self.key, false)? {
+            if old.version != meta.version {
+                store.delete_into(&mut batch, self.ns, self.key, &old)?;
+            }
+        }
+        let mkey = keys::meta_key(self.ns, self.key);
+        batch.put_cf(store.meta_cf()?, &mkey, meta.encode());
+        store.write(batch)?;
+        store.inner.cache.insert(mkey, meta);
+        Ok(())
+    }
+
+    /// Deletes the key version `meta` names: its metadata and, with a range delete,
+    /// all its pages (the lock must be exclusive).
+    pub(crate) fn delete(&self, meta: &Meta) -> Result<()> {
+        self.require_exclusive()?;
+        let mut batch = WriteBatch::default();
+        self.store
+            .delete_into(&mut batch, self.ns, self.key, meta)?;
+        self.store.write(batch)?;
+        self.store
+            .inner
+            .cache
+            .remove(&keys::meta_key(self.ns, self.key));
+        Ok(())
     }
 }
 
@@ -587,14 +696,11 @@ impl Namespace {
     /// Deletes `key` and all its pages; returns whether it existed. A later structure at
     /// the same key gets a new version and never sees the old pages.
     pub fn delete(&self, key: &[u8]) -> Result<bool> {
-        let _guard = self.store.lock(self.ns, key);
-        let Some(meta) = self.store.read_meta(self.ns, key, false)? else {
+        let guard = self.store.lock(self.ns, key);
+        let Some(meta) = guard.stored_meta()? else {
             return Ok(false);
         };
-        let mut batch = WriteBatch::default();
-        self.store.delete_into(&mut batch, self.ns, key, &meta)?;
-        self.store.write(batch)?;
-        self.store.forget(self.ns, key);
+        guard.delete(&meta)?;
         Ok(!meta.is_expired(now_ms()))
     }
 
@@ -678,40 +784,35 @@ impl Namespace {
         at_ms: u64,
         allow: impl FnOnce(Option<u64>) -> bool,
     ) -> Result<bool> {
-        let _guard = self.store.lock(self.ns, key);
-        let Some(meta) = self.store.meta_locked(self.ns, key)? else {
+        let guard = self.store.lock(self.ns, key);
+        let Some(meta) = guard.meta()? else {
             return Ok(false);
         };
         if !allow((meta.expire_at_ms != 0).then_some(meta.expire_at_ms)) {
             return Ok(false);
         }
         if at_ms <= now_ms() {
-            let mut batch = WriteBatch::default();
-            self.store.delete_into(&mut batch, self.ns, key, &meta)?;
-            self.store.write(batch)?;
-            self.store.forget(self.ns, key);
+            guard.delete(&meta)?;
             return Ok(true);
         }
         let meta = Meta {
             expire_at_ms: at_ms,
             ..meta
         };
-        self.store
-            .put_meta(self.ns, key, meta, WriteBatch::default())?;
+        guard.put_meta(meta, WriteBatch::default())?;
         Ok(true)
     }
 
     /// Removes `key`'s expiry; whether it had one.
     pub fn persist(&self, key: &[u8]) -> Result<bool> {
-        let _guard = self.store.lock(self.ns, key);
-        match self.store.meta_locked(self.ns, key)? {
+        let guard = self.store.lock(self.ns, key);
+        match guard.meta()? {
             Some(meta) if meta.expire_at_ms != 0 => {
                 let meta = Meta {
                     expire_at_ms: 0,
                     ..meta
                 };
-                self.store
-                    .put_meta(self.ns, key, meta, WriteBatch::default())?;
+                guard.put_meta(meta, WriteBatch::default())?;
                 Ok(true)
             }
             _ => Ok(false),
@@ -814,10 +915,56 @@ impl CountHints {
     }
 }
 
+/// The namespace of the store's own records in the meta column family. The RESP host
+/// never maps a database to it (`SELECT` stops below it); library users must not use it.
+pub const INTERNAL_NS: u16 = u16::MAX;
+
+/// Marks a key version whose pages are being written in several batches.
+const PENDING_TAG: &[u8] = b"pending-version:";
+
+fn pending_key(prefix: &[u8]) -> Vec<u8> {
+    let mut key = keys::meta_key(INTERNAL_NS, PENDING_TAG);
+    key.extend_from_slice(prefix);
+    key
+}
+
 /// Milliseconds since the Unix epoch.
 /// The Unix time in milliseconds, as expiry times are kept.
 pub fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_of_an_unfinished_multi_batch_write_are_dropped_at_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let pending = keys::version_prefix(0, b"k", 42);
+        let live = keys::version_prefix(0, b"k", 41);
+        let page = |prefix: &[u8]| keys::page_key(prefix, 0, 1);
+        {
+            let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
+            store.mark_pending(&pending).unwrap();
+            let mut batch = WriteBatch::default();
+            let cf = store.pages_cf().unwrap();
+            batch.put_cf(cf, page(&pending), b"half-written");
+            batch.put_cf(cf, page(&live), b"kept");
+            store.write(batch).unwrap();
+            // The process dies here, before the switch.
+        }
+        let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
+        let got = store
+            .get_pages(&[page(&pending), page(&live)], &ReadOptions::default())
+            .unwrap();
+        assert_eq!(got, vec![None, Some(b"kept".to_vec())]);
+        let marker = store
+            .db()
+            .get_cf(store.meta_cf().unwrap(), pending_key(&pending))
+            .unwrap();
+        assert_eq!(marker, None);
+    }
 }

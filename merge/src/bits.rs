@@ -11,7 +11,7 @@
 //! gives the same page. `page_bits` is a positive multiple of 8; a delta for a page of
 //! another size, or naming a bit outside the page, is skipped by the full merge.
 
-use crate::bytes::le_u32;
+use crate::bytes::{le_u32, u32s};
 use crate::error::{Error, Result};
 use crate::header::{self, Kind};
 
@@ -96,8 +96,8 @@ impl BitPage {
     fn or_view(&mut self, delta: &BitView<'_>) {
         match delta.form {
             BitForm::Sparse => {
-                for chunk in delta.body.chunks_exact(4) {
-                    self.set(le_u32(chunk, 0));
+                for bit in u32s(delta.body) {
+                    self.set(bit);
                 }
             }
             BitForm::Dense => {
@@ -122,9 +122,7 @@ impl BitDelta {
     /// A sparse delta; `Invalid` if a bit is outside the page or the size is not a
     /// positive multiple of 8.
     pub fn sparse(page_bits: u32, bits: Vec<u32>) -> Result<BitDelta> {
-        if page_bits == 0 || !page_bits.is_multiple_of(8) {
-            return Err(Error::Invalid("page bits must be a positive multiple of 8"));
-        }
+        check_page_bits(page_bits)?;
         if bits.iter().any(|b| *b >= page_bits) {
             return Err(Error::Invalid("bit beyond the page"));
         }
@@ -137,7 +135,7 @@ impl BitDelta {
         Ok(match view.form {
             BitForm::Sparse => BitDelta::Sparse {
                 page_bits: view.page_bits,
-                bits: view.body.chunks_exact(4).map(|c| le_u32(c, 0)).collect(),
+                bits: u32s(view.body).collect(),
             },
             BitForm::Dense => BitDelta::Dense(BitPage::from_bytes(view.body.to_vec())),
         })
@@ -192,10 +190,8 @@ impl<'a> BitView<'a> {
             need: header::HEADER_LEN + BODY_OFFSET,
             have: bytes.len(),
         })?;
-        let page_bits = le_u32(fixed, PAGE_BITS_OFFSET);
-        if page_bits == 0 || !page_bits.is_multiple_of(8) {
-            return Err(Error::Invalid("page bits must be a positive multiple of 8"));
-        }
+        let page_bits = le_u32(fixed, PAGE_BITS_OFFSET)?;
+        check_page_bits(page_bits)?;
         let body = payload.get(BODY_OFFSET..).unwrap_or_default();
         let form = match fixed.get(FORM_OFFSET) {
             Some(&FORM_SPARSE) => BitForm::Sparse,
@@ -207,7 +203,7 @@ impl<'a> BitView<'a> {
                 if !body.len().is_multiple_of(4) {
                     return Err(Error::Invalid("sparse bit delta is not whole positions"));
                 }
-                if body.chunks_exact(4).any(|c| le_u32(c, 0) >= page_bits) {
+                if u32s(body).any(|bit| bit >= page_bits) {
                     return Err(Error::Invalid("bit beyond the page"));
                 }
             }
@@ -283,6 +279,17 @@ pub(crate) fn partial_merge(operands: &[&[u8]]) -> Option<Vec<u8>> {
     }
 }
 
+/// A page size read from bytes: a positive multiple of 8, at most the largest page.
+fn check_page_bits(page_bits: u32) -> Result<()> {
+    if page_bits == 0 || !page_bits.is_multiple_of(8) {
+        return Err(Error::Invalid("page bits must be a positive multiple of 8"));
+    }
+    if page_bits as usize / 8 > crate::MAX_PAGE_BYTES {
+        return Err(Error::Invalid("page bits beyond the largest page"));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -330,5 +337,21 @@ mod tests {
             bits: vec![70],
         };
         assert!(BitDelta::decode(&forged.encode()).is_err());
+    }
+
+    #[test]
+    fn a_delta_claiming_a_huge_page_is_skipped_not_allocated() {
+        let forged = BitDelta::Sparse {
+            page_bits: u32::MAX - 7,
+            bits: vec![1],
+        }
+        .encode();
+        assert!(BitDelta::decode(&forged).is_err());
+        let merged = full_merge(None, &[&forged]);
+        assert_eq!(merged.skipped, 1);
+        assert!(merged.value.is_empty());
+        let largest = (crate::MAX_PAGE_BYTES * 8) as u32;
+        assert!(BitDelta::sparse(largest, vec![]).is_ok());
+        assert!(BitDelta::sparse(largest + 8, vec![]).is_err());
     }
 }

@@ -15,7 +15,7 @@
 //! A delta names the length of the page it was written for; a full merge skips a delta
 //! whose length differs from the page's, or whose indices fall outside it.
 
-use crate::bytes::le_u32;
+use crate::bytes::{le_u32, u32_pairs, u32s};
 use crate::error::{Error, Result};
 use crate::header::{self, Kind};
 
@@ -108,6 +108,9 @@ impl CounterDelta {
     /// A sparse delta for a page of `page_len` cells. Returns `Invalid` if an index is
     /// out of range.
     pub fn sparse(page_len: u32, entries: Vec<(u32, u32)>) -> Result<CounterDelta> {
+        if page_len as usize > crate::MAX_PAGE_BYTES / 4 {
+            return Err(Error::Invalid("delta page length beyond the largest page"));
+        }
         if entries.iter().any(|(index, _)| *index >= page_len) {
             return Err(Error::Invalid("delta index beyond the page"));
         }
@@ -222,7 +225,10 @@ impl<'a> DeltaView<'a> {
             need: header::HEADER_LEN + BODY_OFFSET,
             have: bytes.len(),
         })?;
-        let page_len = le_u32(fixed, PAGE_LEN_OFFSET);
+        let page_len = le_u32(fixed, PAGE_LEN_OFFSET)?;
+        if page_len as usize > crate::MAX_PAGE_BYTES / 4 {
+            return Err(Error::Invalid("delta page length beyond the largest page"));
+        }
         let body = payload.get(BODY_OFFSET..).unwrap_or_default();
         let form = match fixed.get(FORM_OFFSET) {
             Some(&FORM_SPARSE) => Form::Sparse,
@@ -262,13 +268,13 @@ impl<'a> DeltaView<'a> {
     fn for_each(&self, mut f: impl FnMut(u32, u32)) {
         match self.form {
             Form::Sparse => {
-                for entry in self.body.chunks_exact(SPARSE_ENTRY_LEN) {
-                    f(le_u32(entry, 0), le_u32(entry, 4));
+                for (index, add) in u32_pairs(self.body) {
+                    f(index, add);
                 }
             }
             Form::Dense => {
-                for (index, add) in (0u32..).zip(self.body.chunks_exact(4)) {
-                    f(index, le_u32(add, 0));
+                for (index, add) in (0u32..).zip(u32s(self.body)) {
+                    f(index, add);
                 }
             }
         }
@@ -312,9 +318,12 @@ pub(crate) fn full_merge(existing: Option<&[u8]>, operands: &[&[u8]]) -> crate::
         }
         delta.for_each(|index, add| {
             let at = index as usize * 4;
-            if let Some(cell) = cells.get_mut(at..at + 4) {
-                let sum = le_u32(cell, 0).saturating_add(add);
-                cell.copy_from_slice(&sum.to_le_bytes());
+            if let Some(cell) = cells
+                .get_mut(at..at + 4)
+                .and_then(|c| c.as_chunks_mut::<4>().0.first_mut())
+            {
+                let sum = u32::from_le_bytes(*cell).saturating_add(add);
+                *cell = sum.to_le_bytes();
             }
         });
     }
@@ -357,7 +366,7 @@ fn read_u32s(bytes: &[u8]) -> Result<Vec<u32>> {
     if !bytes.len().is_multiple_of(4) {
         return Err(Error::Invalid("length is not a whole number of u32 cells"));
     }
-    Ok(bytes.chunks_exact(4).map(|c| le_u32(c, 0)).collect())
+    Ok(u32s(bytes).collect())
 }
 
 #[cfg(test)]
@@ -420,6 +429,29 @@ mod tests {
             CounterDelta::decode(&forged.encode()),
             Err(Error::Invalid("delta index beyond the page"))
         );
+    }
+
+    // Post-mortem: a 17-byte delta claiming `page_len = u32::MAX` made the full merge
+    // allocate a 16 GiB page inside RocksDB, which aborts the process.
+    #[test]
+    fn a_delta_claiming_a_huge_page_is_skipped_not_allocated() {
+        let forged = CounterDelta {
+            page_len: u32::MAX,
+            body: DeltaBody::Sparse(vec![]),
+        }
+        .encode();
+        assert_eq!(forged.len(), 17);
+        assert!(matches!(
+            CounterDelta::decode(&forged),
+            Err(Error::Invalid(_))
+        ));
+        let merged = full_merge(None, &[&forged]);
+        assert_eq!(merged.skipped, 1);
+        assert!(merged.value.is_empty());
+        assert_eq!(partial_merge(&[&forged]), None);
+        let largest = (crate::MAX_PAGE_BYTES / 4) as u32;
+        assert!(CounterDelta::sparse(largest, vec![]).is_ok());
+        assert!(CounterDelta::sparse(largest + 1, vec![]).is_err());
     }
 
     #[test]

@@ -30,8 +30,9 @@ use std::collections::HashMap;
 pub const MAX_KICKS: u32 = 500;
 /// Most entries a combined operand may hold; a longer partial merge is declined.
 pub const MAX_OPS: usize = 4096;
-/// Most slots in one page (bounds the memory a decoded page may claim).
-pub const MAX_SLOTS: u64 = 1 << 22;
+/// Most slots in one page (8-bit ones; half as many of 16 bits): a page's slots are at
+/// most [`crate::MAX_PAGE_BYTES`], which bounds the memory a decoded shape may claim.
+pub const MAX_SLOTS: u64 = crate::MAX_PAGE_BYTES as u64;
 
 const SHAPE_LEN: usize = 6;
 const ENTRY_LEN: usize = 7;
@@ -60,7 +61,8 @@ impl Shape {
         if !buckets.is_power_of_two() {
             return Err(Error::Invalid("the bucket count is a power of two"));
         }
-        if u64::from(buckets) * u64::from(bucket_size) > MAX_SLOTS {
+        let slot_bytes = u64::from(fp_bits / 8);
+        if u64::from(buckets) * u64::from(bucket_size) * slot_bytes > MAX_SLOTS {
             return Err(Error::Invalid("too many slots in a page"));
         }
         Ok(Shape {
@@ -96,8 +98,8 @@ impl Shape {
 
     fn decode(payload: &[u8]) -> Result<Shape> {
         match *payload {
-            [fp_bits, bucket_size, _, _, _, _, ..] => {
-                Shape::new(fp_bits, bucket_size, le_u32(payload, 2))
+            [fp_bits, bucket_size, a, b, c, d, ..] => {
+                Shape::new(fp_bits, bucket_size, u32::from_le_bytes([a, b, c, d]))
             }
             _ => Err(Error::Truncated {
                 need: SHAPE_LEN,
@@ -170,8 +172,8 @@ impl FpOps {
         let ops = body
             .chunks_exact(ENTRY_LEN)
             .map(|e| {
-                let bucket = le_u32(e, 1);
-                let fp = le_u16(e, 5);
+                let bucket = le_u32(e, 1)?;
+                let fp = le_u16(e, 5)?;
                 match e.first() {
                     Some(&OP_INSERT) => Ok(FpOp::Insert { bucket, fp }),
                     Some(&OP_DELETE) => Ok(FpOp::Delete { bucket, fp }),
@@ -223,7 +225,7 @@ impl FpPage {
     fn slot(&self, i: usize) -> u16 {
         match self.shape.fp_bytes() {
             1 => self.slots.get(i).map_or(0, |b| u16::from(*b)),
-            _ => le_u16(&self.slots, 2 * i),
+            _ => le_u16(&self.slots, 2 * i).unwrap_or(0),
         }
     }
 
@@ -376,7 +378,7 @@ impl FpPage {
             have: payload.len(),
         })?;
         let slots = slot_bytes.to_vec();
-        let stash_len = le_u32(payload, slots_end) as usize;
+        let stash_len = le_u32(payload, slots_end)? as usize;
         let stash_bytes = payload.get(slots_end + 4..).unwrap_or_default();
         if stash_bytes.len() != stash_len.saturating_mul(STASH_ENTRY_LEN)
             || payload.len() < slots_end + 4
@@ -385,8 +387,8 @@ impl FpPage {
         }
         let stash = stash_bytes
             .chunks_exact(STASH_ENTRY_LEN)
-            .map(|e| (le_u32(e, 0), le_u16(e, 4)))
-            .collect::<Vec<_>>();
+            .map(|e| Ok((le_u32(e, 0)?, le_u16(e, 4)?)))
+            .collect::<Result<Vec<_>>>()?;
         if stash
             .iter()
             .any(|(b, fp)| *b >= shape.buckets || !shape.holds(*fp))

@@ -101,13 +101,13 @@ pub fn decode(bytes: &[u8]) -> Result<Framed<'_>> {
     if version != VERSION_1 {
         return Err(Error::UnsupportedVersion(version));
     }
-    match le_u16(header, RESERVED_OFFSET) {
+    match le_u16(header, RESERVED_OFFSET)? {
         0 => {}
         FLAG_LOST_OPERANDS => return Err(Error::LostOperands),
         _ => return Err(Error::Invalid("reserved header bits are set")),
     }
-    let payload_len = le_u32(header, LEN_OFFSET) as usize;
-    let expected_crc = le_u32(header, CRC_OFFSET);
+    let payload_len = le_u32(header, LEN_OFFSET)? as usize;
+    let expected_crc = le_u32(header, CRC_OFFSET)?;
     let need = HEADER_LEN.saturating_add(payload_len);
     if bytes.len() < need {
         return Err(Error::Truncated {

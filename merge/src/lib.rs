@@ -21,5 +21,10 @@ mod merge;
 pub mod tally;
 
 pub use error::{Error, Result};
+
+/// The largest page of any kind, in bytes. Every size a decoder reads from stored bytes
+/// (a counter delta's `page_len`, a bit delta's `page_bits`, a cuckoo shape) is bounded
+/// by it, so no operand can make a merge allocate more than a page.
+pub const MAX_PAGE_BYTES: usize = 1 << 20;
 pub use header::Kind;
 pub use merge::{full_merge, partial_merge, Merged};

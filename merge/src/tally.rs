@@ -9,7 +9,7 @@
 //! Wrapping addition is associative and commutative, so any grouping of deltas gives the
 //! same slots. A delta longer than the page extends it with zero slots.
 
-use crate::bytes::le_u64;
+use crate::bytes::u64s;
 use crate::error::{Error, Result};
 use crate::header::{self, Kind};
 
@@ -87,11 +87,7 @@ fn decode(bytes: &[u8], kind: Kind) -> Result<Tally> {
             "tally length is not a whole number of u64 slots",
         ));
     }
-    let slots = framed
-        .payload
-        .chunks_exact(8)
-        .map(|c| le_u64(c, 0))
-        .collect();
+    let slots = u64s(framed.payload).collect();
     Ok(Tally { slots })
 }
 

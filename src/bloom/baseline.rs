@@ -4,6 +4,7 @@
 use super::{add_operands, bloom_params, hashes, BloomFilter, Sub};
 use crate::error::{BloomError, Error, Result};
 use crate::keys::{self, TALLY_SUB};
+use crate::meta::KeyType;
 use rocksdb::{ReadOptions, WriteBatch};
 use rocksketch_merge::bits::BitPage;
 use rocksketch_merge::tally::Tally;
@@ -13,10 +14,9 @@ impl BloomFilter {
     /// sub-filter and the counts, set the bits, and put the whole page and counts back.
     #[doc(hidden)]
     pub fn add_rewriting_pages(&self, item: impl AsRef<[u8]>) -> Result<()> {
-        let _guard = self.store.lock(self.ns, &self.key);
-        let meta = self
-            .store
-            .meta_locked(self.ns, &self.key)?
+        let guard = self.store.lock(self.ns, &self.key);
+        let meta = guard
+            .typed_meta(KeyType::Bloom)?
             .ok_or(BloomError::NotFound)?;
         let params = bloom_params(&meta)?;
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
@@ -56,7 +56,10 @@ impl BloomFilter {
     /// key suffixed with `seq`). Nothing reads these back.
     #[doc(hidden)]
     pub fn put_add_operands<I: AsRef<[u8]>>(&self, items: &[I], seq: u64) -> Result<()> {
-        let meta = self.meta()?.ok_or(BloomError::NotFound)?;
+        let guard = self.store.share(self.ns, &self.key);
+        let meta = guard
+            .typed_meta(KeyType::Bloom)?
+            .ok_or(BloomError::NotFound)?;
         let params = bloom_params(&meta)?;
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
         let cf = self.store.pages_cf()?;

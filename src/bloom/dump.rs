@@ -7,12 +7,15 @@
 //!   kind 2, page (cursor >= 2):  sub u32 | page u32 | bitmap
 //! ```
 //!
-//! Cursor 0 starts a dump; cursor `c >= 1` continues after the chunk before it, and a
-//! returned cursor of 0 ends it. Cursors name positions in the sequence of all of the
-//! filter's pages, so only stored pages are sent.
+//! Cursor 0 starts a dump; a cursor `c >= 1` continues after the chunk before it, and
+//! a returned cursor of 0 ends it. Cursors name positions (1 the header, 2 and on the
+//! filter's pages, so only stored pages are sent) and carry a tag of the chain at the
+//! header ([`DumpCursor`]): once the chain grows or the key is recreated, the next
+//! `SCANDUMP` says the dump must restart, instead of sending chunks the header does
+//! not describe. "position" is meant wherever the layout above says "cursor".
 
 use super::{bloom_params, BloomFilter, Sub};
-use crate::chunk;
+use crate::chunk::{self, DumpCursor};
 use crate::error::{BloomError, Error, Result};
 use crate::keys;
 use crate::meta::{BloomParams, KeyType, Params};
@@ -37,12 +40,14 @@ fn unframe(chunk: &[u8]) -> Result<(u8, &[u8])> {
 impl BloomFilter {
     /// One step of a dump (`BF.SCANDUMP`): the next cursor (0 at the end) and a chunk.
     pub fn scandump(&self, cursor: i64) -> Result<(i64, Vec<u8>)> {
-        let meta = self.meta()?.ok_or(BloomError::NotFound)?;
+        let guard = self.store.share(self.ns, &self.key);
+        let meta = guard
+            .typed_meta(KeyType::Bloom)?
+            .ok_or(BloomError::NotFound)?;
         let params = bloom_params(&meta)?;
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
-        if cursor < 0 {
-            return Err(Error::from(BloomError::InvalidPosition));
-        }
+        let tag = DumpCursor::tag(meta.version, params.filters);
+        let at = DumpCursor::parse(cursor).ok_or(BloomError::InvalidPosition)?;
         if cursor == 0 {
             let counts = self.counts(&prefix)?;
             let mut payload = Vec::with_capacity(HEADER_FIXED + 8 * params.filters as usize);
@@ -50,7 +55,11 @@ impl BloomFilter {
             for sub in 0..params.filters {
                 payload.extend_from_slice(&counts.get(sub as usize).to_le_bytes());
             }
-            return Ok((1, frame(KIND_HEADER, &payload)));
+            let next = DumpCursor { tag, position: 1 };
+            return Ok((next.encode(), frame(KIND_HEADER, &payload)));
+        }
+        if at.tag != tag {
+            return Err(BloomError::DumpChanged.into());
         }
         let pages: Vec<u32> = (0..params.filters)
             .map(|sub| Sub::of(&params, sub).pages)
@@ -60,7 +69,7 @@ impl BloomFilter {
             sub,
             page,
             value: raw,
-        }) = chunk::next_stored_page(&self.store, &prefix, &pages, cursor)?
+        }) = chunk::next_stored_page(&self.store, &prefix, &pages, at.position)?
         else {
             return Ok((0, Vec::new()));
         };
@@ -70,16 +79,21 @@ impl BloomFilter {
         payload.extend_from_slice(&sub.to_le_bytes());
         payload.extend_from_slice(&page.to_le_bytes());
         payload.extend_from_slice(bits.bytes());
-        Ok((next, frame(KIND_PAGE, &payload)))
+        let next = DumpCursor {
+            tag,
+            position: next,
+        };
+        Ok((next.encode(), frame(KIND_PAGE, &payload)))
     }
 
     /// Replays a chunk from [`BloomFilter::scandump`] (`BF.LOADCHUNK`): the header chunk
     /// (cursor 1) creates the filter, which must not exist; page chunks fill it.
     pub fn loadchunk(&self, cursor: i64, chunk: &[u8]) -> Result<()> {
         let (kind, payload) = unframe(chunk)?;
-        match (kind, cursor) {
-            (KIND_HEADER, 1) => self.load_header(payload),
-            (KIND_PAGE, c) if c >= 2 => self.load_page(payload),
+        let position = DumpCursor::parse(cursor).map(|c| c.position);
+        match (kind, position) {
+            (KIND_HEADER, Some(1)) => self.load_header(payload),
+            (KIND_PAGE, Some(p)) if p >= 2 => self.load_page(payload),
             _ => Err(Error::from(BloomError::InvalidPosition)),
         }
     }
@@ -88,14 +102,14 @@ impl BloomFilter {
         let bad = || Error::from(BloomError::BadChunk);
         let encoded = payload.get(..BloomParams::ENCODED_LEN).ok_or_else(bad)?;
         let params = BloomParams::decode(encoded).map_err(|_| bad())?;
-        let valid = params.filters <= super::MAX_FILTERS
-            && payload.len() == HEADER_FIXED + 8 * params.filters as usize;
-        if !valid {
+        super::validate_stored(&params, self.store.page_cells() * 32).map_err(|_| bad())?;
+        if payload.len() != HEADER_FIXED + 8 * params.filters as usize {
             return Err(bad());
         }
         let counts: Vec<u64> = (0..params.filters as usize)
             .map(|i| le_u64(payload, HEADER_FIXED + 8 * i))
-            .collect();
+            .collect::<Result<_, _>>()
+            .map_err(|_| bad())?;
         match self
             .store
             .create_restored(self.ns, &self.key, Params::Bloom(params), counts)?
@@ -107,12 +121,15 @@ impl BloomFilter {
 
     fn load_page(&self, payload: &[u8]) -> Result<()> {
         let bad = || Error::from(BloomError::BadChunk);
-        let meta = self.meta()?.ok_or(BloomError::NotFound)?;
-        if meta.key_type() != KeyType::Bloom {
-            return Err(Error::WrongType);
-        }
+        let guard = self.store.share(self.ns, &self.key);
+        let meta = guard
+            .typed_meta(KeyType::Bloom)?
+            .ok_or(BloomError::NotFound)?;
         let params = bloom_params(&meta)?;
-        let (sub, page) = (le_u32(payload, 0), le_u32(payload, 4));
+        let (sub, page) = (
+            le_u32(payload, 0).map_err(|_| bad())?,
+            le_u32(payload, 4).map_err(|_| bad())?,
+        );
         let bitmap = payload.get(8..).ok_or_else(bad)?;
         if sub >= params.filters {
             return Err(bad());

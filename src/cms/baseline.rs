@@ -12,8 +12,8 @@ impl Cms {
     /// put the whole pages (and the tally) back.
     #[doc(hidden)]
     pub fn incr_by_rewriting_pages<I: AsRef<[u8]>>(&self, items: &[(I, u64)]) -> Result<()> {
-        let _guard = self.store.lock(self.ns, &self.key);
-        let layout = self.layout_locked()?;
+        let guard = self.store.lock(self.ns, &self.key);
+        let layout = self.layout(&guard)?;
         let mut pages = self.read_pages(&layout, items.iter().map(|(i, _)| i.as_ref()))?;
         let mut count = self.read_count(&layout, &ReadOptions::default())?;
         for (item, incr) in items {
@@ -49,7 +49,8 @@ impl Cms {
         items: &[(I, u64)],
         seq: u64,
     ) -> Result<()> {
-        let layout = self.layout()?;
+        let guard = self.store.share(self.ns, &self.key);
+        let layout = self.layout(&guard)?;
         let cf = self.store.pages_cf()?;
         let mut batch = WriteBatch::default();
         for (mut key, operand) in increment_operands(&layout, items)? {

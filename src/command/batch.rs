@@ -82,12 +82,17 @@ fn bf_add(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
     let (added, error) = ns.bloom(key).madd(&items);
     let done = added.len();
     let mut replies: Vec<Reply> = added.into_iter().map(Reply::Bool).collect();
-    if let Some(err) = error {
+    if let (Some(err), true) = (error, done < run.len()) {
         replies.push(Reply::from(&err));
         // Whatever stopped the batch answers the rest one by one, as it would have.
-        replies.extend(run[done + 1..].iter().map(|r| execute(ns, r)));
+        replies.extend(rest_after(run, done).iter().map(|r| execute(ns, r)));
     }
     replies
+}
+
+/// The requests after the one that failed, `done` having succeeded before it.
+fn rest_after(run: &[Vec<Vec<u8>>], done: usize) -> &[Vec<Vec<u8>>] {
+    run.get(done + 1..).unwrap_or_default()
 }
 
 fn bf_exists(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
@@ -102,10 +107,10 @@ fn cf_add(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
     let items: Vec<&[u8]> = run.iter().map(|r| r[2].as_slice()).collect();
     let (added, error) = ns.cuckoo(key).add_many(&items);
     let mut replies = vec![Reply::Bool(true); added];
-    if let Some(err) = error {
+    if let (Some(err), true) = (error, added < run.len()) {
         replies.push(Reply::from(&err));
         // Whatever stopped the run answers the rest one by one, as it would have.
-        replies.extend(run[added + 1..].iter().map(|r| execute(ns, r)));
+        replies.extend(rest_after(run, added).iter().map(|r| execute(ns, r)));
     }
     replies
 }

@@ -38,7 +38,7 @@ pub fn execute(ns: &Namespace, args: &[Vec<u8>]) -> Reply {
 
 /// Redis's reply to an unknown command: the name and the first arguments, each quoted
 /// and followed by a space, cut at about 128 characters.
-fn unknown_command(args: &[Vec<u8>]) -> Reply {
+pub(crate) fn unknown_command(args: &[Vec<u8>]) -> Reply {
     let name: String = String::from_utf8_lossy(&args[0])
         .chars()
         .take(128)

@@ -4,6 +4,7 @@
 use super::{cuckoo_params, hashed, CuckooFilter, Sub};
 use crate::error::{CuckooError, Result};
 use crate::keys::{self, TALLY_SUB};
+use crate::meta::KeyType;
 use rocksdb::WriteBatch;
 use rocksketch_merge::cuckoo::{FpOp, FpOps, FpPage};
 use rocksketch_merge::tally::Tally;
@@ -14,10 +15,9 @@ impl CuckooFilter {
     /// and put the whole page and the counts back.
     #[doc(hidden)]
     pub fn add_rewriting_pages(&self, item: impl AsRef<[u8]>) -> Result<()> {
-        let _guard = self.store.lock(self.ns, &self.key);
-        let meta = self
-            .store
-            .meta_locked(self.ns, &self.key)?
+        let guard = self.store.lock(self.ns, &self.key);
+        let meta = guard
+            .typed_meta(KeyType::Cuckoo)?
             .ok_or(CuckooError::NotFound)?;
         let params = cuckoo_params(&meta)?;
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
@@ -52,7 +52,10 @@ impl CuckooFilter {
     /// key suffixed with `seq`). Nothing reads these back.
     #[doc(hidden)]
     pub fn put_add_operands(&self, item: impl AsRef<[u8]>, seq: u64) -> Result<()> {
-        let meta = self.meta()?.ok_or(CuckooError::NotFound)?;
+        let guard = self.store.share(self.ns, &self.key);
+        let meta = guard
+            .typed_meta(KeyType::Cuckoo)?
+            .ok_or(CuckooError::NotFound)?;
         let params = cuckoo_params(&meta)?;
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
         let newest = params.filters - 1;

@@ -6,15 +6,14 @@
 //!   kind 2, page (cursor >= 2):  sub u32 LE | page u32 LE | the stored page (FpPage)
 //! ```
 //!
-//! Cursor 0 starts a dump; cursor `c >= 1` continues after the chunk before it, and a
-//! returned cursor of 0 ends it. Cursors name positions in the sequence of all of the
-//! filter's pages, so only stored pages are sent.
+//! Cursors as in the Bloom filter's dump (`crate::bloom`'s `dump.rs`): positions
+//! (1 the header, 2 and on the stored pages) tagged with the chain they belong to.
 
-use super::{cuckoo_params, CuckooFilter, Sub, DELETES_SLOT, MAX_FILTERS};
-use crate::chunk;
+use super::{cuckoo_params, CuckooFilter, Sub, DELETES_SLOT};
+use crate::chunk::{self, DumpCursor};
 use crate::error::{CuckooError, Error, Result};
 use crate::keys;
-use crate::meta::{CuckooParams, Params};
+use crate::meta::{CuckooParams, KeyType, Params};
 use rocksdb::WriteBatch;
 use rocksketch_merge::bytes::{le_u32, le_u64};
 
@@ -36,12 +35,14 @@ fn unframe(chunk: &[u8]) -> Result<(u8, &[u8])> {
 impl CuckooFilter {
     /// One step of a dump (`CF.SCANDUMP`): the next cursor (0 at the end) and a chunk.
     pub fn scandump(&self, cursor: i64) -> Result<(i64, Vec<u8>)> {
-        let meta = self.meta()?.ok_or(CuckooError::NotFound)?;
+        let guard = self.store.share(self.ns, &self.key);
+        let meta = guard
+            .typed_meta(KeyType::Cuckoo)?
+            .ok_or(CuckooError::NotFound)?;
         let params = cuckoo_params(&meta)?;
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
-        if cursor < 0 {
-            return Err(CuckooError::InvalidPosition.into());
-        }
+        let tag = DumpCursor::tag(meta.version, params.filters);
+        let at = DumpCursor::parse(cursor).ok_or(CuckooError::InvalidPosition)?;
         if cursor == 0 {
             let counts = self.counts(&prefix)?;
             let mut payload = Vec::with_capacity(HEADER_LEN);
@@ -49,7 +50,11 @@ impl CuckooFilter {
             for slot in 0..TALLY_SLOTS {
                 payload.extend_from_slice(&counts.get(slot).to_le_bytes());
             }
-            return Ok((1, frame(KIND_HEADER, &payload)));
+            let next = DumpCursor { tag, position: 1 };
+            return Ok((next.encode(), frame(KIND_HEADER, &payload)));
+        }
+        if at.tag != tag {
+            return Err(CuckooError::DumpChanged.into());
         }
         let subs: Vec<Sub> = (0..params.filters)
             .map(|i| Sub::of(&params, i))
@@ -60,7 +65,7 @@ impl CuckooFilter {
             sub,
             page,
             value: raw,
-        }) = chunk::next_stored_page(&self.store, &prefix, &pages, cursor)?
+        }) = chunk::next_stored_page(&self.store, &prefix, &pages, at.position)?
         else {
             return Ok((0, Vec::new()));
         };
@@ -70,16 +75,21 @@ impl CuckooFilter {
         payload.extend_from_slice(&sub.to_le_bytes());
         payload.extend_from_slice(&page.to_le_bytes());
         payload.extend_from_slice(&raw);
-        Ok((next, frame(KIND_PAGE, &payload)))
+        let next = DumpCursor {
+            tag,
+            position: next,
+        };
+        Ok((next.encode(), frame(KIND_PAGE, &payload)))
     }
 
     /// Replays a chunk from [`CuckooFilter::scandump`] (`CF.LOADCHUNK`): the header chunk
     /// (cursor 1) creates the filter, which must not exist; page chunks fill it.
     pub fn loadchunk(&self, cursor: i64, chunk: &[u8]) -> Result<()> {
         let (kind, payload) = unframe(chunk)?;
-        match (kind, cursor) {
-            (KIND_HEADER, 1) => self.load_header(payload),
-            (KIND_PAGE, c) if c >= 2 => self.load_page(payload),
+        let position = DumpCursor::parse(cursor).map(|c| c.position);
+        match (kind, position) {
+            (KIND_HEADER, Some(1)) => self.load_header(payload),
+            (KIND_PAGE, Some(p)) if p >= 2 => self.load_page(payload),
             _ => Err(CuckooError::InvalidPosition.into()),
         }
     }
@@ -91,15 +101,14 @@ impl CuckooFilter {
         }
         let params =
             CuckooParams::decode(&payload[..CuckooParams::ENCODED_LEN]).map_err(|_| bad())?;
-        if params.filters > MAX_FILTERS {
-            return Err(bad());
-        }
+        super::validate_stored(&params, self.store.page_cells() * 4).map_err(|_| bad())?;
         for i in 0..params.filters {
             Sub::of(&params, i).map_err(|_| bad())?;
         }
         let counts: Vec<u64> = (0..TALLY_SLOTS)
             .map(|i| le_u64(payload, CuckooParams::ENCODED_LEN + 8 * i))
-            .collect();
+            .collect::<Result<_, _>>()
+            .map_err(|_| bad())?;
         match self
             .store
             .create_restored(self.ns, &self.key, Params::Cuckoo(params), counts)?
@@ -111,9 +120,15 @@ impl CuckooFilter {
 
     fn load_page(&self, payload: &[u8]) -> Result<()> {
         let bad = || Error::from(CuckooError::BadChunk);
-        let meta = self.meta()?.ok_or(CuckooError::NotFound)?;
+        let guard = self.store.share(self.ns, &self.key);
+        let meta = guard
+            .typed_meta(KeyType::Cuckoo)?
+            .ok_or(CuckooError::NotFound)?;
         let params = cuckoo_params(&meta)?;
-        let (sub_index, page) = (le_u32(payload, 0), le_u32(payload, 4));
+        let (sub_index, page) = (
+            le_u32(payload, 0).map_err(|_| bad())?,
+            le_u32(payload, 4).map_err(|_| bad())?,
+        );
         let raw = payload.get(8..).ok_or_else(bad)?;
         if sub_index >= params.filters {
             return Err(bad());

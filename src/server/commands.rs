@@ -84,6 +84,15 @@ const COMMANDS: &[Spec] = &[
     spec("command", -1, &["loading", "stale"], NONE),
     spec("module", -2, ADMIN, NONE),
     spec("shutdown", -1, ADMIN, NONE),
+    spec("debug", -2, ADMIN, NONE),
+    spec("multi", 1, &["noscript", "loading", "stale", "fast"], NONE),
+    spec("exec", 1, &["noscript", "loading", "stale"], NONE),
+    spec(
+        "discard",
+        1,
+        &["noscript", "loading", "stale", "fast"],
+        NONE,
+    ),
     spec("cms.initbydim", 4, WRITE, KEY1),
     spec("cms.initbyprob", 4, WRITE, KEY1),
     spec("cms.incrby", -4, WRITE, KEY1),
@@ -144,6 +153,16 @@ const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is dis
 const SYNTAX: &str = "ERR syntax error";
 const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
 
+/// Whether `args` names a known command with a valid number of arguments; else the
+/// error Redis answers (what `MULTI` checks before it queues a command).
+pub(crate) fn check_call(args: &[Vec<u8>]) -> Result<(), Reply> {
+    match lookup(&lower(&args[0])) {
+        None => Err(command::unknown_command(args)),
+        Some(spec) if !arity_ok(spec.arity, args.len()) => Err(Reply::wrong_arity(spec.name)),
+        Some(_) => Ok(()),
+    }
+}
+
 /// Runs one command for `conn`.
 pub(crate) fn dispatch(conn: &mut Connection, args: &[Vec<u8>]) -> Outcome {
     let name = lower(&args[0]);
@@ -165,6 +184,7 @@ pub(crate) fn dispatch(conn: &mut Connection, args: &[Vec<u8>]) -> Outcome {
         "select" => select(conn, args),
         "quit" => return Outcome::Close(Reply::ok()),
         "shutdown" => return Outcome::Shutdown,
+        "debug" => debug(conn, args),
         "info" => info(conn, args),
         "dbsize" => match conn.ns().counts() {
             Ok((keys, _)) => Reply::Int(keys as i64),
@@ -681,6 +701,35 @@ fn command_cmd(_conn: &Connection, args: &[Vec<u8>]) -> Reply {
         }
         _ => Reply::Error(format!(
             "ERR unknown subcommand '{}'. Try COMMAND HELP.",
+            String::from_utf8_lossy(&args[1])
+        )),
+    }
+}
+
+/// `DEBUG PANIC` (a panicking command: the client gets an error and its connection
+/// closes, the server carries on) and `DEBUG SLEEP seconds`, when enabled.
+fn debug(conn: &Connection, args: &[Vec<u8>]) -> Reply {
+    if !conn.shared.config.enable_debug_command {
+        return err(
+            "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", \
+             you can run it from a local connection, otherwise you need to set this option in the \
+             configuration file, and then restart the server.",
+        );
+    }
+    match (lower(&args[1]).as_str(), args.len()) {
+        ("panic", 2) => panic!("DEBUG PANIC"),
+        ("sleep", 3) => match std::str::from_utf8(&args[2])
+            .ok()
+            .and_then(|s| s.parse::<f64>().ok())
+        {
+            Some(secs) if (0.0..=60.0).contains(&secs) => {
+                std::thread::sleep(std::time::Duration::from_secs_f64(secs));
+                Reply::ok()
+            }
+            _ => err("ERR DEBUG SLEEP takes seconds from 0 to 60"),
+        },
+        _ => Reply::Error(format!(
+            "ERR unknown subcommand '{}'. Try DEBUG HELP.",
             String::from_utf8_lossy(&args[1])
         )),
     }

@@ -1,11 +1,13 @@
 //! One client connection: read, parse every complete request, run it, write the replies.
 
 use super::commands::{self, Outcome};
+use super::multi::Transaction;
 use super::{Shared, UNAUTHENTICATED_LIMITS};
 use crate::command::{self, Reply};
 use crate::resp::{self, Protocol, RequestParser};
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -21,7 +23,13 @@ pub(crate) struct Connection {
     pub(crate) db: u16,
     pub(crate) authenticated: bool,
     parser: RequestParser,
+    /// Commands queued since `MULTI`, if one is open.
+    pub(crate) transaction: Option<Transaction>,
 }
+
+/// What a client gets when its command panicked; the connection is closed after it.
+const PANICKED: &str =
+    "ERR internal error: the command failed unexpectedly; closing the connection";
 
 impl Connection {
     pub(crate) fn new(shared: Arc<Shared>, id: u64, stream: TcpStream) -> Connection {
@@ -39,6 +47,7 @@ impl Connection {
             db: 0,
             authenticated,
             parser: RequestParser::new(limits),
+            transaction: None,
         }
     }
 
@@ -85,27 +94,60 @@ impl Connection {
     /// requests that can run as one batch (see [`command::batch`]) do so.
     fn run_requests(&mut self, input: &[u8], output: &mut Vec<u8>) -> (usize, bool) {
         let mut consumed = 0;
+        loop {
+            // A stranger's requests are parsed one at a time, each under the limits in
+            // force when it is reached: an `AUTH` lifts them for the requests after it.
+            let one_only = !self.authenticated;
+            let (requests, used, broken) = self.parse_requests(&input[consumed..], one_only);
+            consumed += used;
+            if self.run_parsed(&requests, output) {
+                return (consumed, true);
+            }
+            if let Some(reply) = broken {
+                self.transaction = None;
+                resp::encode(&reply, self.protocol, output);
+                return (consumed, true);
+            }
+            if !one_only || used == 0 {
+                return (consumed, false);
+            }
+        }
+    }
+
+    /// The complete requests at the start of `input` (only the first if `one_only`),
+    /// the bytes they took, and the error of a request that breaks the protocol.
+    fn parse_requests(
+        &mut self,
+        input: &[u8],
+        one_only: bool,
+    ) -> (Vec<Vec<Vec<u8>>>, usize, Option<Reply>) {
+        let mut consumed = 0;
         let mut requests = Vec::new();
-        let mut broken = None;
         loop {
             match self.parser.next(&input[consumed..]) {
                 Ok(Some((args, used))) => {
                     consumed += used;
                     if !args.is_empty() {
                         requests.push(args);
+                        if one_only {
+                            return (requests, consumed, None);
+                        }
                     }
                 }
-                Ok(None) => break,
-                Err(e) => {
-                    broken = Some(Reply::Error(e.to_string()));
-                    break;
-                }
+                Ok(None) => return (requests, consumed, None),
+                Err(e) => return (requests, consumed, Some(Reply::Error(e.to_string()))),
             }
         }
+    }
+
+    /// Runs parsed requests in order, batching neighbours where they allow it; whether
+    /// the connection must close.
+    fn run_parsed(&mut self, requests: &[Vec<Vec<u8>>], output: &mut Vec<u8>) -> bool {
         let mut at = 0;
         while at < requests.len() {
-            let run = if self.authenticated {
-                command::batch::run_length(&requests, at)
+            // Inside MULTI, every request is queued or answered on its own.
+            let run = if self.authenticated && self.transaction.is_none() {
+                command::batch::run_length(requests, at)
             } else {
                 1
             };
@@ -113,38 +155,61 @@ impl Connection {
                 .stats
                 .commands
                 .fetch_add(run as u64, Ordering::Relaxed);
-            if run > 1 {
-                let ns = self.shared.store.ns(self.db);
-                for reply in command::batch::execute_run(&ns, &requests[at..at + run]) {
+            let outcome = catch_unwind(AssertUnwindSafe(|| {
+                self.run_one(&requests[at..at + run], output)
+            }));
+            match outcome {
+                Ok(Some(Outcome::Reply(_))) | Ok(None) => {}
+                Ok(Some(Outcome::Close(reply))) => {
                     resp::encode(&reply, self.protocol, output);
+                    return true;
                 }
-            } else {
-                match commands::dispatch(self, &requests[at]) {
-                    Outcome::Reply(reply) => resp::encode(&reply, self.protocol, output),
-                    Outcome::Close(reply) => {
-                        resp::encode(&reply, self.protocol, output);
-                        return (consumed, true);
-                    }
-                    Outcome::Shutdown => {
-                        self.shared.begin_shutdown();
-                        return (consumed, true);
-                    }
+                Ok(Some(Outcome::Shutdown)) => {
+                    self.shared.begin_shutdown();
+                    return true;
+                }
+                Err(_) => {
+                    // The panic was printed by the panic hook. The command's state is
+                    // unknown: answer, and close this connection only.
+                    resp::encode(&Reply::Error(PANICKED.to_owned()), self.protocol, output);
+                    return true;
                 }
             }
             at += run;
             if output.len() >= FLUSH_AT {
                 if self.stream.write_all(output).is_err() {
-                    return (consumed, true);
+                    return true;
                 }
                 output.clear();
             }
         }
-        match broken {
-            Some(reply) => {
+        false
+    }
+
+    /// Runs a run of requests from [`command::batch::run_length`] (or one request):
+    /// replies go to `output`; an outcome that ends the connection is returned.
+    fn run_one(&mut self, run: &[Vec<Vec<u8>>], output: &mut Vec<u8>) -> Option<Outcome> {
+        if let [request] = run {
+            if let Some(reply) = self.transaction_step(request) {
                 resp::encode(&reply, self.protocol, output);
-                (consumed, true)
+                return None;
             }
-            None => (consumed, false),
+        }
+        let gate = self.shared.gate;
+        let _gate = gate.shared(self.id);
+        if run.len() > 1 {
+            let ns = self.shared.store.ns(self.db);
+            for reply in command::batch::execute_run(&ns, run) {
+                resp::encode(&reply, self.protocol, output);
+            }
+            return None;
+        }
+        match commands::dispatch(self, &run[0]) {
+            Outcome::Reply(reply) => {
+                resp::encode(&reply, self.protocol, output);
+                None
+            }
+            other => Some(other),
         }
     }
 }

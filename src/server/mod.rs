@@ -20,7 +20,9 @@
 
 mod commands;
 mod conn;
+mod gate;
 pub mod glob;
+mod multi;
 
 use crate::resp::Limits;
 use crate::store::Store;
@@ -52,6 +54,8 @@ pub struct ServerConfig {
     pub max_query_buffer: usize,
     /// Numbered databases for `SELECT`; each maps to a namespace of the store.
     pub databases: u16,
+    /// Whether `DEBUG` is answered (Redis's `enable-debug-command`); off by default.
+    pub enable_debug_command: bool,
 }
 
 impl Default for ServerConfig {
@@ -64,6 +68,7 @@ impl Default for ServerConfig {
             limits: Limits::default(),
             max_query_buffer: 1 << 30,
             databases: 16,
+            enable_debug_command: false,
         }
     }
 }
@@ -74,6 +79,26 @@ const UNAUTHENTICATED_LIMITS: Limits = Limits {
     max_args: 10,
     max_inline: 16 << 10,
 };
+
+/// How long the accept loop waits after an error such as `EMFILE`.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(20);
+
+/// Descriptors kept for everything but clients: the listener, RocksDB's files, logs.
+const RESERVED_DESCRIPTORS: u64 = 256;
+
+/// `max_clients`, lowered if the open-file limit cannot be raised to serve that many
+/// (each client holds two descriptors: its socket and the handle that closes it at
+/// shutdown).
+fn fit_max_clients(max_clients: usize) -> usize {
+    let wanted = (max_clients as u64)
+        .saturating_mul(2)
+        .saturating_add(RESERVED_DESCRIPTORS);
+    let limit = rlimit::increase_nofile_limit(wanted).unwrap_or(1024);
+    if limit >= wanted {
+        return max_clients;
+    }
+    (limit.saturating_sub(RESERVED_DESCRIPTORS) / 2).max(1) as usize
+}
 
 /// Metadata records the expiry sweeper reads per step, and its pause between steps.
 const SWEEP_STEP: usize = 1000;
@@ -127,6 +152,10 @@ pub(crate) struct Shared {
     started: Instant,
     stats: Stats,
     cursors: Mutex<Cursors>,
+    /// `'static` so that a connection can hold it while it runs a command that needs
+    /// the connection mutably, without counting references on every command (one
+    /// gate per server, 8 KiB, kept for the life of the process).
+    gate: &'static gate::Gate,
 }
 
 #[derive(Default)]
@@ -172,7 +201,11 @@ impl Shared {
 
 impl Server {
     /// Binds the listening socket; serving starts with [`Server::run`].
-    pub fn bind(store: Store, config: ServerConfig) -> io::Result<Server> {
+    /// Raises the process's open-file limit for `max_clients` (two descriptors each)
+    /// where it can, as Redis does, and lowers `max_clients` to what the limit allows
+    /// where it cannot (see [`Server::max_clients`]).
+    pub fn bind(store: Store, mut config: ServerConfig) -> io::Result<Server> {
+        config.max_clients = fit_max_clients(config.max_clients);
         let listener = TcpListener::bind((config.bind.as_str(), config.port))?;
         let addr = listener.local_addr()?;
         Ok(Server {
@@ -190,6 +223,7 @@ impl Server {
                 started: Instant::now(),
                 stats: Stats::default(),
                 cursors: Mutex::new(Cursors::default()),
+                gate: Box::leak(Box::default()),
             }),
         })
     }
@@ -197,6 +231,12 @@ impl Server {
     /// The address the server listens on (with the port picked, if 0 was asked for).
     pub fn local_addr(&self) -> SocketAddr {
         self.shared.addr
+    }
+
+    /// The most clients served at once: the configured number, or fewer if the
+    /// process cannot open enough descriptors.
+    pub fn max_clients(&self) -> usize {
+        self.shared.config.max_clients
     }
 
     /// A handle that stops the server.
@@ -215,10 +255,17 @@ impl Server {
             if self.shared.is_shutting_down() {
                 break;
             }
-            let Ok(stream) = stream else {
-                // A connection that failed before we took it (e.g. reset by the peer),
-                // or a shortage of descriptors: the listener itself carries on.
-                continue;
+            let stream = match stream {
+                Ok(stream) => stream,
+                // A connection that failed before we took it (reset by the peer): the
+                // listener itself carries on.
+                Err(e) if e.kind() == io::ErrorKind::ConnectionAborted => continue,
+                Err(_) => {
+                    // Out of descriptors (or memory): the pending connection stays in
+                    // the backlog, so accepting again at once would spin. Back off.
+                    std::thread::sleep(ACCEPT_BACKOFF);
+                    continue;
+                }
             };
             threads.retain(|t| !t.is_finished());
             if let Some(thread) = self.admit(stream) {
@@ -309,8 +356,13 @@ impl Server {
         let spawned = std::thread::Builder::new()
             .name(format!("client-{id}"))
             .spawn(move || {
-                conn::Connection::new(conn_shared.clone(), id, stream).serve();
-                conn_shared.clients.lock().remove(&id);
+                // Leaves CLIENT LIST, and closes the socket's last descriptor, however
+                // the connection ends: a panic that escaped the command guard included.
+                let _entry = Deregister {
+                    shared: conn_shared.clone(),
+                    id,
+                };
+                conn::Connection::new(conn_shared, id, stream).serve();
             });
         match spawned {
             Ok(thread) => Some(thread),
@@ -325,27 +377,51 @@ impl Server {
     }
 }
 
+/// Removes a connection's client entry when dropped.
+struct Deregister {
+    shared: Arc<Shared>,
+    id: u64,
+}
+
+impl Drop for Deregister {
+    fn drop(&mut self) {
+        self.shared.clients.lock().remove(&self.id);
+    }
+}
+
 /// `SCAN` cursors: Redis clients treat a cursor as an opaque integer, so each one names
-/// the last key a scan returned. The table is bounded; the oldest cursors go first.
+/// the last key a scan returned. The table is bounded in count and in bytes (a key may
+/// be 512 MiB); the oldest cursors go first.
 #[derive(Default)]
 pub(crate) struct Cursors {
     next: u64,
     positions: HashMap<u64, (u16, Vec<u8>)>,
     order: VecDeque<u64>,
+    bytes: usize,
 }
 
 /// Cursors kept at once; a scan whose cursor was evicted gets `ERR invalid cursor`.
 const MAX_CURSORS: usize = 100_000;
+/// Bytes of key names the cursors may hold at once (the newest cursor is kept even
+/// when its key alone is larger).
+const MAX_CURSOR_BYTES: usize = 16 << 20;
 
 impl Cursors {
     fn save(&mut self, ns: u16, last: Vec<u8>) -> u64 {
         self.next += 1;
         let id = self.next;
+        self.bytes += last.len();
         self.positions.insert(id, (ns, last));
         self.order.push_back(id);
-        while self.order.len() > MAX_CURSORS {
-            if let Some(old) = self.order.pop_front() {
-                self.positions.remove(&old);
+        // The newest stays, whatever its size, so every scan can go on.
+        while self.order.len() > 1
+            && (self.order.len() > MAX_CURSORS || self.bytes > MAX_CURSOR_BYTES)
+        {
+            let Some(old) = self.order.pop_front() else {
+                break;
+            };
+            if let Some((_, key)) = self.positions.remove(&old) {
+                self.bytes -= key.len();
             }
         }
         id

@@ -362,6 +362,26 @@ class Families:
         replies = pipe.execute()
         self.assertEqual(replies[-1], [20] * 10)
 
+    def test_transaction_pipeline_runs_each_command_once(self):
+        # redis-py's default pipeline() is MULTI ... EXEC: before EXEC existed, every
+        # queued command ran at once and the client retried the whole pipeline.
+        self.r.cms().initbydim("t", 1000, 4)
+        pipe = self.r.pipeline()
+        pipe.execute_command("CMS.INCRBY", "t", "x", 1)
+        pipe.execute_command("BF.ADD", "tb", "a")
+        pipe.execute_command("BF.ADD", "tb", "a")
+        replies = pipe.execute()
+        self.assertEqual(replies[0], [1])
+        self.assertEqual([bool(r) for r in replies[1:]], [True, False])
+        self.assertEqual(self.r.cms().query("t", "x"), [1])
+        # A queueing error aborts the transaction: redis-py raises the command's error.
+        with self.assertRaisesRegex(redis.ResponseError, "wrong number of arguments"):
+            pipe = self.r.pipeline()
+            pipe.execute_command("CMS.INCRBY", "t", "x")  # wrong arity
+            pipe.execute_command("CMS.INCRBY", "t", "x", 1)
+            pipe.execute()
+        self.assertEqual(self.r.cms().query("t", "x"), [1])
+
 
 class Resp2(Families, unittest.TestCase):
     protocol = 2

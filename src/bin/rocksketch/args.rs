@@ -1,4 +1,6 @@
-//! A small flag parser: `--name value` pairs and bare `--switch`es.
+//! A small flag parser: `--name value` pairs and bare `--switch`es. A flag the command
+//! does not know, or a value that does not parse, is an error naming it: a mistyped
+//! `--requirepass` must stop the server from starting, not start it without a password.
 
 use std::collections::HashMap;
 use std::str::FromStr;
@@ -10,8 +12,9 @@ pub struct Args {
 }
 
 impl Args {
-    /// Parses `argv`; `switches` are the flags that take no value.
-    pub fn parse(argv: &[String], switches: &[&str]) -> Result<Args, String> {
+    /// Parses `argv`; `switches` are the flags that take no value, `valued` the flags
+    /// that take one. Any other `--flag` is an error.
+    pub fn parse(argv: &[String], switches: &[&str], valued: &[&str]) -> Result<Args, String> {
         let mut args = Args {
             values: HashMap::new(),
             switches: Vec::new(),
@@ -21,10 +24,11 @@ impl Args {
         while let Some(arg) = it.next() {
             match arg.strip_prefix("--") {
                 Some(name) if switches.contains(&name) => args.switches.push(name.to_owned()),
-                Some(name) => {
+                Some(name) if valued.contains(&name) => {
                     let value = it.next().ok_or(format!("--{name} needs a value"))?;
                     args.values.insert(name.to_owned(), value.clone());
                 }
+                Some(name) => return Err(format!("unknown flag --{name} (see --help)")),
                 None => args.positional.push(arg.clone()),
             }
         }

@@ -13,7 +13,20 @@ const ZIPF_S: f64 = 1.1;
 const ROUNDS: usize = 4;
 
 pub fn run(argv: &[String]) -> Result<(), String> {
-    let args = Args::parse(argv, &["json"])?;
+    let args = Args::parse(
+        argv,
+        &["json"],
+        &[
+            "n",
+            "queries",
+            "absent",
+            "settle",
+            "dir",
+            "page-bytes",
+            "max-successive-merges",
+            "write-buffer-mb",
+        ],
+    )?;
     match args.positional.first().map(String::as_str) {
         Some("cms-incrby") => cms_incrby(&args),
         Some("bf-add") => crate::bench_bloom::bf_add(&args),

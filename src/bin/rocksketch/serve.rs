@@ -9,7 +9,24 @@ use signal_hook::iterator::Signals;
 use std::io::Write;
 
 pub fn run(argv: &[String]) -> Result<(), String> {
-    let args = Args::parse(argv, &["sync"])?;
+    let args = Args::parse(
+        argv,
+        &["sync", "enable-debug-command"],
+        &[
+            "dir",
+            "bind",
+            "port",
+            "requirepass",
+            "maxclients",
+            "proto-max-bulk-len",
+            "max-args",
+            "client-query-buffer-limit",
+            "databases",
+        ],
+    )?;
+    if let Some(extra) = args.positional.first() {
+        return Err(format!("unexpected argument '{extra}' (see --help)"));
+    }
     let defaults = ServerConfig::default();
     let limits = Limits {
         max_bulk: args.get("proto-max-bulk-len", defaults.limits.max_bulk)?,
@@ -24,6 +41,7 @@ pub fn run(argv: &[String]) -> Result<(), String> {
         limits,
         max_query_buffer: args.get("client-query-buffer-limit", defaults.max_query_buffer)?,
         databases: args.get("databases", defaults.databases)?,
+        enable_debug_command: args.switch("enable-debug-command"),
     };
     let dir = args.get("dir", "./rocksketch-data".to_owned())?;
     let options = StoreOptions {
@@ -31,7 +49,15 @@ pub fn run(argv: &[String]) -> Result<(), String> {
         ..StoreOptions::default()
     };
     let store = Store::open(&dir, options).map_err(|e| format!("opening {dir}: {e}"))?;
+    let wanted_clients = config.max_clients;
     let server = Server::bind(store, config).map_err(|e| format!("cannot listen: {e}"))?;
+    if server.max_clients() < wanted_clients {
+        eprintln!(
+            "rocksketch: the open-file limit allows {} clients, not {wanted_clients}: \
+             maxclients lowered (raise `ulimit -n` to serve more)",
+            server.max_clients()
+        );
+    }
     let handle = server.handle();
     let mut signals = Signals::new([SIGINT, SIGTERM]).map_err(|e| e.to_string())?;
     std::thread::spawn(move || {

@@ -1,0 +1,84 @@
+//! Fuzzed payloads in valid frames: each input becomes a page or operand of every kind
+//! with a correct header and checksum, so the decoders past the checksum (lengths,
+//! forms, shapes, indexes) and both merge functions see arbitrary payloads. No panic,
+//! no allocation beyond a page (`MAX_PAGE_BYTES`), and whatever decodes re-encodes to
+//! the same bytes.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use rocksketch_merge::bits::{BitDelta, BitPage};
+use rocksketch_merge::counter::{CounterDelta, CounterPage};
+use rocksketch_merge::cuckoo::{FpOps, FpPage};
+use rocksketch_merge::header::{begin, finish, Kind};
+use rocksketch_merge::tally::Tally;
+use rocksketch_merge::{full_merge, partial_merge, MAX_PAGE_BYTES};
+
+const KINDS: [Kind; 8] = [
+    Kind::CounterPage,
+    Kind::CounterDelta,
+    Kind::TallyPage,
+    Kind::TallyDelta,
+    Kind::BitPage,
+    Kind::BitDelta,
+    Kind::FpPage,
+    Kind::FpOps,
+];
+
+fn framed(kind: Kind, payload: &[u8]) -> Vec<u8> {
+    let mut out = begin(kind, payload.len());
+    out.extend_from_slice(payload);
+    finish(out)
+}
+
+fuzz_target!(|data: &[u8]| {
+    // The first byte picks the kind of the base value; the rest, split at 0xff, are
+    // payloads framed as the same kind's operand.
+    let Some((&pick, rest)) = data.split_first() else {
+        return;
+    };
+    let mut parts = rest.split(|b| *b == 0xff);
+    let base_payload = parts.next().unwrap_or_default();
+    let base_kind = KINDS[usize::from(pick) % KINDS.len()];
+    let op_kind = KINDS[(usize::from(pick) / KINDS.len()) % KINDS.len()];
+    let base = framed(base_kind, base_payload);
+    let operands: Vec<Vec<u8>> = parts.map(|p| framed(op_kind, p)).collect();
+
+    for value in std::iter::once(&base).chain(&operands) {
+        if let Ok(page) = CounterPage::decode(value) {
+            assert_eq!(&page.encode(), value);
+        }
+        if let Ok(delta) = CounterDelta::decode(value) {
+            assert_eq!(&delta.encode(), value);
+        }
+        if let Ok(page) = BitPage::decode(value) {
+            assert_eq!(&page.encode(), value);
+        }
+        if let Ok(delta) = BitDelta::decode(value) {
+            assert_eq!(&delta.encode(), value);
+        }
+        if let Ok(tally) = Tally::decode_page(value) {
+            assert_eq!(&tally.encode_page(), value);
+        }
+        if let Ok(tally) = Tally::decode_delta(value) {
+            assert_eq!(&tally.encode_delta(), value);
+        }
+        if let Ok(page) = FpPage::decode(value) {
+            assert_eq!(&page.encode(), value);
+        }
+        if let Ok(ops) = FpOps::decode(value) {
+            assert_eq!(&ops.encode(), value);
+        }
+    }
+    let refs: Vec<&[u8]> = operands.iter().map(Vec::as_slice).collect();
+    for existing in [None, Some(base.as_slice())] {
+        let merged = full_merge(existing, refs.iter().copied());
+        assert!(merged.skipped <= refs.len());
+        // A merge result is at most a page, or the input it kept unchanged.
+        let input: usize = refs.iter().map(|r| r.len()).sum::<usize>() + base.len();
+        assert!(merged.value.len() <= (2 * MAX_PAGE_BYTES).max(input + 64));
+    }
+    if let Some(combined) = partial_merge(refs.iter().copied()) {
+        let input: usize = refs.iter().map(|r| r.len()).sum();
+        assert!(combined.len() <= (2 * MAX_PAGE_BYTES).max(input + 64));
+    }
+});

@@ -1,0 +1,121 @@
+//! `CMS.MERGE`, streamed: the weighted sum of the sources is computed and written a
+//! page at a time, so memory stays at a page whatever the sketch's size, and the
+//! result still replaces the destination atomically.
+//!
+//! The pages go to a new version of the destination key, which nothing reads until the
+//! last batch switches the metadata to it (dropping the old version's pages in the same
+//! batch). A marker written first names the new version; if the process dies before
+//! the switch, [`Store::open`] drops the pages it names, so nothing is left behind.
+
+use super::{Cms, Layout};
+use crate::error::{CmsError, Result};
+use crate::meta::Meta;
+use rocksdb::{ReadOptions, WriteBatch};
+use rocksketch_merge::counter::CounterPage;
+use rocksketch_merge::tally::Tally;
+
+/// A batch of merged pages is written once it holds this many bytes.
+const BATCH_BYTES: usize = 4 << 20;
+
+/// Most page reads one merge may make (pages × sources): the work of a command is
+/// bounded, whatever number of sources a client names. The largest sketch (65 536
+/// pages) can still be merged from 256 sources, the default one from millions.
+const MAX_MERGE_READS: u64 = 1 << 24;
+
+impl Cms {
+    /// Replaces this sketch with the weighted sum of `sources` (`CMS.MERGE`); this sketch
+    /// may itself be a source. All sketches must have this one's width and depth. If any
+    /// counter, or the total count, falls outside `[0, u32::MAX]` (resp. `[0, i64::MAX]`),
+    /// nothing changes and the error is `CMS: MERGE overflow`.
+    ///
+    /// Sources are read at one snapshot, a page at a time, under this key's exclusive
+    /// lock. Every increment of this key holds its shared lock from its write to its
+    /// reply, so one acknowledged before the merge began is in the sources' snapshot
+    /// (when this key is a source) or replaced (when not), and one that waited for the
+    /// merge is applied after it: none is lost.
+    pub fn merge<K: AsRef<[u8]>>(&self, sources: &[(K, i64)]) -> Result<()> {
+        let guard = self.store.lock(self.ns, &self.key);
+        let dest = self.layout(&guard)?;
+        let mut layouts = Vec::with_capacity(sources.len());
+        for (source, weight) in sources {
+            // Peek: this thread holds the destination's lock, and a source may share it.
+            let meta = self.store.meta_peek(self.ns, source.as_ref())?;
+            let layout =
+                Cms::new(self.store.clone(), self.ns, source.as_ref().to_vec()).check(meta)?;
+            if (layout.params.width, layout.params.depth) != (dest.params.width, dest.params.depth)
+            {
+                return Err(CmsError::DimensionsDiffer.into());
+            }
+            layouts.push((layout, *weight));
+        }
+        if u64::from(dest.pages()).saturating_mul(layouts.len() as u64) > MAX_MERGE_READS {
+            return Err(CmsError::MergeTooLarge.into());
+        }
+        let snapshot = self.store.db().snapshot();
+        let mut read_opts = ReadOptions::default();
+        read_opts.set_snapshot(&snapshot);
+
+        let mut count: i128 = 0;
+        for (layout, weight) in &layouts {
+            count += i128::from(self.read_count(layout, &read_opts)?) * i128::from(*weight);
+        }
+        if !(0..=i128::from(i64::MAX)).contains(&count) {
+            return Err(CmsError::MergeOverflow.into());
+        }
+
+        let Some(old) = guard.meta()? else {
+            return Err(CmsError::KeyDoesNotExist.into());
+        };
+        let meta = Meta {
+            version: self.store.next_version(),
+            ..old
+        };
+        let result = Layout::new(self.ns, &self.key, &meta)?;
+        self.store.mark_pending(&result.prefix)?;
+        if let Err(err) = self.write_sums(&result, &layouts, &read_opts) {
+            self.store.drop_pending(&result.prefix)?;
+            return Err(err);
+        }
+        let mut batch = WriteBatch::default();
+        batch.put_cf(
+            self.store.pages_cf()?,
+            result.tally_key(),
+            Tally::new(vec![count as u64]).encode_page(),
+        );
+        self.store.clear_pending_into(&mut batch, &result.prefix)?;
+        // The switch: the new version's metadata, and the old version's pages dropped.
+        guard.put_meta(meta, batch)
+    }
+
+    /// Writes the weighted sums of `sources`, page by page, under `result`'s version
+    /// (all-zero pages are left out: a missing page reads as zeros).
+    fn write_sums(
+        &self,
+        result: &Layout,
+        sources: &[(Layout, i64)],
+        read_opts: &ReadOptions,
+    ) -> Result<()> {
+        let cf = self.store.pages_cf()?;
+        let mut batch = WriteBatch::default();
+        for page in 0..result.pages() {
+            let mut sums = vec![0i128; result.page_len(page) as usize];
+            for (layout, weight) in sources {
+                let cells = self.read_page_set(layout, &[page], read_opts)?;
+                for (sum, cell) in sums.iter_mut().zip(cells.0.into_values().flatten()) {
+                    *sum += i128::from(cell) * i128::from(*weight);
+                }
+            }
+            if sums.iter().any(|s| !(0..=i128::from(u32::MAX)).contains(s)) {
+                return Err(CmsError::MergeOverflow.into());
+            }
+            let cells = CounterPage::from_cells(sums.into_iter().map(|s| s as u32).collect());
+            if !cells.is_zero() {
+                batch.put_cf(cf, result.page_key(page), cells.encode());
+            }
+            if batch.size_in_bytes() >= BATCH_BYTES {
+                self.store.write(std::mem::take(&mut batch))?;
+            }
+        }
+        self.store.write(batch)
+    }
+}

@@ -1,0 +1,100 @@
+//! `MULTI` / `EXEC` / `DISCARD`: a connection's queued transaction, with Redis 7's
+//! replies. `EXEC` runs the queue holding the transaction gate exclusively
+//! ([`super::gate`]), so no other client's command runs in between.
+
+use super::commands::{self, Outcome};
+use super::conn::Connection;
+use crate::command::Reply;
+
+/// Commands queued since `MULTI`.
+#[derive(Default)]
+pub(crate) struct Transaction {
+    queued: Vec<Vec<Vec<u8>>>,
+    bytes: usize,
+    /// A queued command was refused (unknown, wrong arity, too large): `EXEC` aborts.
+    failed: bool,
+}
+
+const EXECABORT: &str = "EXECABORT Transaction discarded because of previous errors.";
+
+impl Connection {
+    /// Handles `request` if it belongs to the transaction protocol: `MULTI`, `EXEC`,
+    /// `DISCARD`, `WATCH` inside `MULTI`, or any command while a transaction is open
+    /// (queued). `None`: run it as usual.
+    pub(crate) fn transaction_step(&mut self, request: &[Vec<u8>]) -> Option<Reply> {
+        if !self.authenticated {
+            return None;
+        }
+        let name = String::from_utf8_lossy(&request[0]).to_ascii_lowercase();
+        let open = self.transaction.is_some();
+        let reply = match (name.as_str(), open) {
+            // With arguments, these are wrong-arity errors: queued (to fail) or answered.
+            ("multi" | "exec" | "discard", true) if request.len() != 1 => self.queue(request),
+            ("multi" | "exec" | "discard", false) if request.len() != 1 => return None,
+            ("multi", false) => {
+                self.transaction = Some(Transaction::default());
+                Reply::ok()
+            }
+            ("multi", true) => Reply::Error("ERR MULTI calls can not be nested".to_owned()),
+            ("exec", false) => Reply::Error("ERR EXEC without MULTI".to_owned()),
+            ("discard", false) => Reply::Error("ERR DISCARD without MULTI".to_owned()),
+            ("discard", true) => {
+                self.transaction = None;
+                Reply::ok()
+            }
+            ("exec", true) => self.exec(),
+            ("watch", true) => Reply::Error("ERR WATCH inside MULTI is not allowed".to_owned()),
+            // Run at once, as Redis does, even inside a transaction.
+            ("quit", _) => return None,
+            (_, true) => self.queue(request),
+            (_, false) => return None,
+        };
+        Some(reply)
+    }
+
+    /// Queues a command, or answers why it cannot be (which aborts the transaction).
+    fn queue(&mut self, request: &[Vec<u8>]) -> Reply {
+        let limit = self.shared.config.max_query_buffer;
+        let Some(transaction) = self.transaction.as_mut() else {
+            return Reply::Error("ERR EXEC without MULTI".to_owned());
+        };
+        if let Err(reply) = commands::check_call(request) {
+            transaction.failed = true;
+            return reply;
+        }
+        let size: usize = request.iter().map(Vec::len).sum();
+        if transaction.bytes.saturating_add(size) > limit {
+            transaction.failed = true;
+            return Reply::Error(
+                "ERR the transaction's queued commands passed the client query buffer limit"
+                    .to_owned(),
+            );
+        }
+        transaction.bytes += size;
+        transaction.queued.push(request.to_vec());
+        Reply::Simple("QUEUED".to_owned())
+    }
+
+    /// Runs the queue, every command while no other client's runs.
+    fn exec(&mut self) -> Reply {
+        let Some(transaction) = self.transaction.take() else {
+            return Reply::Error("ERR EXEC without MULTI".to_owned());
+        };
+        if transaction.failed {
+            return Reply::Error(EXECABORT.to_owned());
+        }
+        let shared = self.shared.clone();
+        let _gate = shared.gate.exclusive();
+        let mut replies = Vec::with_capacity(transaction.queued.len());
+        for request in &transaction.queued {
+            replies.push(match commands::dispatch(self, request) {
+                Outcome::Reply(reply) | Outcome::Close(reply) => reply,
+                Outcome::Shutdown => {
+                    shared.begin_shutdown();
+                    Reply::ok()
+                }
+            });
+        }
+        Reply::Array(replies)
+    }
+}

@@ -52,4 +52,6 @@ pub use cuckoo::{CuckooFilter, CuckooInfo, CuckooOptions};
 pub use error::{BloomError, CmsError, CuckooError, Error, Result};
 pub use meta::KeyType;
 pub use operator::{register_merge_operator, skipped_operands, MERGE_OPERATOR_NAME};
-pub use store::{now_ms, ColumnFamilies, Namespace, Store, StoreOptions, META_CF, PAGES_CF};
+pub use store::{
+    now_ms, ColumnFamilies, Namespace, Store, StoreOptions, INTERNAL_NS, META_CF, PAGES_CF,
+};

@@ -1,0 +1,61 @@
+//! The sweep that reclaims expired keys.
+
+use super::{keys, now_ms, Store};
+use crate::error::{Error, Result};
+use crate::meta::Meta;
+use rocksdb::IteratorMode;
+
+impl Store {
+    /// Deletes expired keys found in up to `limit` metadata records from `cursor` (a raw
+    /// metadata key; `None` from the start), in every namespace: their metadata and
+    /// pages go in one batch per key. Returns how many it deleted and where to go on
+    /// (`None` once it reached the end). The RESP host runs it in a background thread;
+    /// reads never wait for it, since an expired key reads as absent already.
+    /// A `limit` of 0 is an error: such a sweep could never advance.
+    pub fn sweep_expired(
+        &self,
+        cursor: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<(usize, Option<Vec<u8>>)> {
+        if limit == 0 {
+            return Err(Error::InvalidArgument(
+                "sweep_expired needs a limit of at least 1 record".to_owned(),
+            ));
+        }
+        let cf = self.meta_cf()?;
+        let mode = match cursor {
+            Some(from) => IteratorMode::From(from, rocksdb::Direction::Forward),
+            None => IteratorMode::Start,
+        };
+        let now = now_ms();
+        let mut expired = Vec::new();
+        let mut next = None;
+        for (seen, item) in self.inner.db.iterator_cf(cf, mode).enumerate() {
+            let (raw_key, raw_meta) = item?;
+            if seen == limit {
+                next = Some(raw_key.to_vec());
+                break;
+            }
+            // Undecodable records are left for the reader to report.
+            if let (Some((ns, key)), Ok(meta)) =
+                (keys::split_meta_key(&raw_key), Meta::decode(&raw_meta))
+            {
+                if meta.is_expired(now) {
+                    expired.push((ns, key.to_vec()));
+                }
+            }
+        }
+        let mut deleted = 0;
+        for (ns, key) in expired {
+            let guard = self.lock(ns, &key);
+            match guard.stored_meta()? {
+                Some(meta) if meta.is_expired(now_ms()) => {
+                    guard.delete(&meta)?;
+                    deleted += 1;
+                }
+                _ => {}
+            }
+        }
+        Ok((deleted, next))
+    }
+}

@@ -1,0 +1,101 @@
+//! How a store opens its database: its options and column families.
+
+use crate::operator::register_merge_operator;
+use rocksdb::{BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType};
+
+/// Name of the column family that holds metadata records.
+pub const META_CF: &str = "meta";
+/// Name of the column family that holds pages; the merge operator is registered here.
+pub const PAGES_CF: &str = "pages";
+
+/// Options of a [`Store`].
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    /// Sync the WAL on every write (durable against power loss, slower). Default: off;
+    /// the WAL itself is always on, so acknowledged writes survive a process crash.
+    pub sync_writes: bool,
+    /// Bytes per page of new count-min sketches. Default 16 KiB (4096 counters): see
+    /// the README's benchmark section for why.
+    pub page_bytes: u32,
+    /// Metadata records kept in memory. Default 100 000.
+    pub meta_cache_entries: usize,
+    /// RocksDB's `max_successive_merges` for the pages column family: once a page has
+    /// this many operands in the memtable, the next write folds them into one value, so
+    /// a read never merges a long pile of operands. `Store::open` makes the bound strict
+    /// (it holds even when the fold must read a block from a file). Default 32; 0
+    /// disables it.
+    pub max_successive_merges: usize,
+    /// Memtable size of the pages column family. Default 32 MiB.
+    pub write_buffer_bytes: usize,
+    /// Block cache shared by both column families. Default 64 MiB.
+    pub block_cache_bytes: usize,
+}
+
+impl Default for StoreOptions {
+    fn default() -> StoreOptions {
+        StoreOptions {
+            sync_writes: false,
+            page_bytes: 16 << 10,
+            meta_cache_entries: 100_000,
+            max_successive_merges: 32,
+            write_buffer_bytes: 32 << 20,
+            block_cache_bytes: 64 << 20,
+        }
+    }
+}
+
+impl StoreOptions {
+    /// Column family options for the pages column family, with the merge operator. A host
+    /// database can start from these, or register the operator on its own options with
+    /// [`crate::register_merge_operator`].
+    pub fn pages_cf_options(&self, cache: &Cache) -> rocksdb::Options {
+        let mut opts = rocksdb::Options::default();
+        register_merge_operator(&mut opts);
+        opts.set_max_successive_merges(self.max_successive_merges);
+        opts.set_write_buffer_size(self.write_buffer_bytes);
+        opts.set_compression_type(DBCompressionType::Lz4);
+        opts.set_block_based_table_factory(&table_options(cache));
+        opts
+    }
+
+    /// Column family options for the meta column family.
+    pub fn meta_cf_options(&self, cache: &Cache) -> rocksdb::Options {
+        let mut opts = rocksdb::Options::default();
+        opts.set_compression_type(DBCompressionType::Lz4);
+        opts.set_block_based_table_factory(&table_options(cache));
+        opts
+    }
+
+    /// Descriptors of both column families, for `DB::open_cf_descriptors`.
+    pub fn column_families(&self, cache: &Cache) -> Vec<ColumnFamilyDescriptor> {
+        vec![
+            ColumnFamilyDescriptor::new(META_CF, self.meta_cf_options(cache)),
+            ColumnFamilyDescriptor::new(PAGES_CF, self.pages_cf_options(cache)),
+        ]
+    }
+}
+
+fn table_options(cache: &Cache) -> BlockBasedOptions {
+    let mut table = BlockBasedOptions::default();
+    table.set_block_cache(cache);
+    // Point reads dominate: a filter spares a read of every L0 file that lacks the key.
+    table.set_bloom_filter(10.0, false);
+    table.set_cache_index_and_filter_blocks(true);
+    table
+}
+
+/// Names of the column families a host database gives rocksketch.
+#[derive(Debug, Clone)]
+pub struct ColumnFamilies {
+    pub meta: String,
+    pub pages: String,
+}
+
+impl Default for ColumnFamilies {
+    fn default() -> ColumnFamilies {
+        ColumnFamilies {
+            meta: META_CF.to_owned(),
+            pages: PAGES_CF.to_owned(),
+        }
+    }
+}

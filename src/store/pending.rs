@@ -1,0 +1,103 @@
+//! Key versions written in more than one batch (a streamed `CMS.MERGE`): a marker in
+//! the meta column family names the version while its pages are written, and
+//! [`Store::open`] drops the pages of any version a previous process left unfinished.
+
+use super::{keys, Store};
+use crate::error::{Error, Result};
+use rocksdb::{IteratorMode, WriteBatch};
+
+/// The namespace of the store's own records in the meta column family. The RESP host
+/// never maps a database to it (`SELECT` stops below it); library users must not use it.
+pub const INTERNAL_NS: u16 = u16::MAX;
+
+/// Marks a key version whose pages are being written in several batches.
+const PENDING_TAG: &[u8] = b"pending-version:";
+
+fn pending_key(prefix: &[u8]) -> Vec<u8> {
+    let mut key = keys::meta_key(INTERNAL_NS, PENDING_TAG);
+    key.extend_from_slice(prefix);
+    key
+}
+
+impl Store {
+    /// Records that pages under the key version `prefix` are about to be written in
+    /// more than one batch (see `CMS.MERGE`), before they become the key's version:
+    /// if the process dies first, the next open drops them.
+    pub(crate) fn mark_pending(&self, prefix: &[u8]) -> Result<()> {
+        let mut batch = WriteBatch::default();
+        batch.put_cf(self.meta_cf()?, pending_key(prefix), b"");
+        self.write(batch)
+    }
+
+    /// Adds the end of a pending write (the version is now live) to `batch`.
+    pub(crate) fn clear_pending_into(&self, batch: &mut WriteBatch, prefix: &[u8]) -> Result<()> {
+        batch.delete_cf(self.meta_cf()?, pending_key(prefix));
+        Ok(())
+    }
+
+    /// Abandons a pending write: drops its pages and its marker, in one batch.
+    pub(crate) fn drop_pending(&self, prefix: &[u8]) -> Result<()> {
+        let mut batch = WriteBatch::default();
+        let end = keys::prefix_end(prefix)
+            .ok_or_else(|| Error::InvalidArgument("key too long".to_owned()))?;
+        batch.delete_range_cf(self.pages_cf()?, prefix.to_vec(), end);
+        self.clear_pending_into(&mut batch, prefix)?;
+        self.write(batch)
+    }
+
+    /// Drops the pages of every pending write a previous process left unfinished.
+    pub(super) fn drop_abandoned_versions(&self) -> Result<()> {
+        let start = keys::meta_key(INTERNAL_NS, PENDING_TAG);
+        let iter = self.inner.db.iterator_cf(
+            self.meta_cf()?,
+            IteratorMode::From(&start, rocksdb::Direction::Forward),
+        );
+        let mut abandoned = Vec::new();
+        for item in iter {
+            let (raw_key, _) = item?;
+            match raw_key.strip_prefix(start.as_slice()) {
+                Some(prefix) => abandoned.push(prefix.to_vec()),
+                None => break,
+            }
+        }
+        for prefix in abandoned {
+            self.drop_pending(&prefix)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::StoreOptions;
+    use rocksdb::ReadOptions;
+
+    #[test]
+    fn pages_of_an_unfinished_multi_batch_write_are_dropped_at_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let pending = keys::version_prefix(0, b"k", 42);
+        let live = keys::version_prefix(0, b"k", 41);
+        let page = |prefix: &[u8]| keys::page_key(prefix, 0, 1);
+        {
+            let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
+            store.mark_pending(&pending).unwrap();
+            let mut batch = WriteBatch::default();
+            let cf = store.pages_cf().unwrap();
+            batch.put_cf(cf, page(&pending), b"half-written");
+            batch.put_cf(cf, page(&live), b"kept");
+            store.write(batch).unwrap();
+            // The process dies here, before the switch.
+        }
+        let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
+        let got = store
+            .get_pages(&[page(&pending), page(&live)], &ReadOptions::default())
+            .unwrap();
+        assert_eq!(got, vec![None, Some(b"kept".to_vec())]);
+        let marker = store
+            .db()
+            .get_cf(store.meta_cf().unwrap(), pending_key(&pending))
+            .unwrap();
+        assert_eq!(marker, None);
+    }
+}

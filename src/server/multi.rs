@@ -22,11 +22,13 @@ impl Connection {
     /// `DISCARD`, `WATCH` inside `MULTI`, or any command while a transaction is open
     /// (queued). `None`: run it as usual.
     pub(crate) fn transaction_step(&mut self, request: &[Vec<u8>]) -> Option<Reply> {
-        if !self.authenticated {
+        let open = self.transaction.is_some();
+        let is = |name: &str| request[0].eq_ignore_ascii_case(name.as_bytes());
+        // The common case, checked without allocating: no transaction, no MULTI.
+        if !self.authenticated || !(open || is("multi") || is("exec") || is("discard")) {
             return None;
         }
         let name = String::from_utf8_lossy(&request[0]).to_ascii_lowercase();
-        let open = self.transaction.is_some();
         let reply = match (name.as_str(), open) {
             // With arguments, these are wrong-arity errors: queued (to fail) or answered.
             ("multi" | "exec" | "discard", true) if request.len() != 1 => self.queue(request),

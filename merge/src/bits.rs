@@ -93,6 +93,18 @@ impl BitPage {
         header::finish(out)
     }
 
+    /// Applies one operand as [`crate::full_merge`] does; `false` (page unchanged) for
+    /// one the full merge would skip: it does not decode, or is for another page size.
+    pub(crate) fn apply_operand(&mut self, operand: &[u8]) -> bool {
+        match BitView::decode(operand) {
+            Ok(view) if view.page_bits == self.page_bits() => {
+                self.or_view(&view);
+                true
+            }
+            _ => false,
+        }
+    }
+
     fn or_view(&mut self, delta: &BitView<'_>) {
         match delta.form {
             BitForm::Sparse => {

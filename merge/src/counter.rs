@@ -76,6 +76,23 @@ impl CounterPage {
         header::finish(out)
     }
 
+    /// Applies one operand as [`crate::full_merge`] does (saturating additions); `false`
+    /// (page unchanged) for one the full merge would skip.
+    pub(crate) fn apply_operand(&mut self, operand: &[u8]) -> bool {
+        match DeltaView::decode(operand) {
+            Ok(delta) if delta.page_len() as usize == self.cells.len() => {
+                let cells = &mut self.cells;
+                delta.for_each(|index, add| {
+                    if let Some(cell) = cells.get_mut(index as usize) {
+                        *cell = cell.saturating_add(add);
+                    }
+                });
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Checks an encoded page (header, checksum, length) without decoding its cells.
     fn check(bytes: &[u8]) -> Result<()> {
         let framed = header::decode(bytes)?;

@@ -221,6 +221,11 @@ impl FpPage {
         self.stash.len()
     }
 
+    /// Bytes of slots and stash, as encoded.
+    pub fn memory_bytes(&self) -> usize {
+        8 + self.slots.len() + self.stash.len() * 6
+    }
+
     /// The fingerprint in slot `i` (0, empty, outside the page).
     fn slot(&self, i: usize) -> u16 {
         match self.shape.fp_bytes() {
@@ -332,6 +337,18 @@ impl FpPage {
         if let (Some(i), Some(slot)) = (found, self.free_slot(bucket)) {
             let (_, fp) = self.stash.remove(i);
             self.set_slot(slot, fp);
+        }
+    }
+
+    /// Applies one operand as [`crate::full_merge`] does; `false` (page unchanged) for
+    /// one the full merge would skip: it does not decode, or is for another shape.
+    pub(crate) fn apply_operand(&mut self, operand: &[u8]) -> bool {
+        match FpOps::decode(operand) {
+            Ok(ops) if ops.shape == self.shape => {
+                self.apply(&ops.ops);
+                true
+            }
+            _ => false,
         }
     }
 

@@ -18,6 +18,7 @@ pub mod error;
 pub mod hash;
 pub mod header;
 mod merge;
+pub mod page;
 pub mod tally;
 
 pub use error::{Error, Result};
@@ -28,3 +29,4 @@ pub use error::{Error, Result};
 pub const MAX_PAGE_BYTES: usize = 1 << 20;
 pub use header::Kind;
 pub use merge::{full_merge, partial_merge, Merged};
+pub use page::Page;

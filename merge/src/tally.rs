@@ -63,6 +63,18 @@ impl Tally {
         header::finish(out)
     }
 
+    /// Applies one delta operand as [`crate::full_merge`] does; `false` (unchanged) for
+    /// one the full merge would skip.
+    pub(crate) fn apply_operand(&mut self, operand: &[u8]) -> bool {
+        match Tally::decode_delta(operand) {
+            Ok(delta) => {
+                self.add(&delta);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
     /// Adds `other` slot by slot, wrapping.
     pub fn add(&mut self, other: &Tally) {
         if self.slots.len() < other.slots.len() {

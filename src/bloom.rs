@@ -10,12 +10,13 @@
 use crate::error::{BloomError, Error, Result};
 use crate::keys::{self, TALLY_SUB};
 use crate::meta::{BloomParams, KeyType, Meta, Params};
-use crate::store::{KeyGuard, Store};
-use rocksdb::{ReadOptions, WriteBatch};
+use crate::store::{wrong_kind, KeyGuard, Store};
 use rocksketch_merge::bits::{BitDelta, BitPage};
 use rocksketch_merge::tally::Tally;
+use rocksketch_merge::Page;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 mod baseline;
 mod dump;
@@ -74,15 +75,21 @@ impl BloomFilter {
 
     /// Adds an item (`BF.ADD`), creating the filter with RedisBloom's defaults if the key
     /// is missing. Returns whether the item was new; a present item (or a false
-    /// positive) writes nothing. Reads the item's pages first under the key's lock, then
-    /// writes one blind operand of bit positions.
+    /// positive) writes nothing.
+    ///
+    /// Concurrent adds to one filter are combined: they run as one [`BloomFilter::madd`]
+    /// (one lock, one read, one write batch), answered as if run one after another.
     pub fn add(&self, item: impl AsRef<[u8]>) -> Result<bool> {
-        let (added, error) = self.madd(&[item]);
-        match (error, added.first()) {
-            (Some(err), _) => Err(err),
-            (None, Some(new)) => Ok(*new),
-            (None, None) => Err(Error::Storage("an add answered nothing".to_owned())),
-        }
+        let store = &self.store;
+        store.combiners().bf_add.run(
+            self.ns,
+            &self.key,
+            item.as_ref().to_vec(),
+            |ns, key, items| {
+                let (added, error) = BloomFilter::new(store.clone(), ns, key.to_vec()).madd(items);
+                added.into_iter().map(Ok).chain(error.map(Err)).collect()
+            },
+        )
     }
 
     /// Adds each item in turn (`BF.MADD`): whether each was new; an error stops the run
@@ -107,9 +114,8 @@ impl BloomFilter {
         let mut params = bloom_params(&meta)?;
         let stored_filters = params.filters;
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
-        let read_opts = ReadOptions::default();
         let hashed: Vec<(u64, u64)> = items.iter().map(|i| hashes(i.as_ref())).collect();
-        let mut pages = self.read_item_pages(&prefix, &params, &hashed, &read_opts)?;
+        let mut pages = self.read_item_pages(&prefix, &params, &hashed)?;
         let mut counts = self.counts(&prefix)?.slots().to_vec();
         counts.resize(MAX_FILTERS as usize, 0);
         let mut added_to = vec![0u64; MAX_FILTERS as usize];
@@ -137,11 +143,14 @@ impl BloomFilter {
             }
             let sub = Sub::of(&params, newest);
             let (page, bits) = sub.locate(*h);
-            let cached = pages
+            // The batch's own adds, on a copy of the page (the cache keeps the original).
+            let page_now = pages
                 .entry((newest, page))
-                .or_insert_with(|| BitPage::zeroed(sub.page_bits));
-            for bit in &bits {
-                cached.set(*bit);
+                .or_insert_with(|| Arc::new(Page::Bits(BitPage::zeroed(sub.page_bits))));
+            if let Page::Bits(bit_page) = Arc::make_mut(page_now) {
+                for bit in &bits {
+                    bit_page.set(*bit);
+                }
             }
             new_bits.entry((newest, page)).or_default().extend(bits);
             counts[newest as usize] += 1;
@@ -157,15 +166,14 @@ impl BloomFilter {
         outcome
     }
 
-    /// Reads every page the items fall in, in every sub-filter, in one multi-get; pages
-    /// never written are left out.
+    /// Reads every page the items fall in, in every sub-filter, through the hot-page
+    /// cache; pages never written are left out.
     fn read_item_pages(
         &self,
         prefix: &[u8],
         params: &BloomParams,
         hashed: &[(u64, u64)],
-        read_opts: &ReadOptions,
-    ) -> Result<HashMap<(u32, u32), BitPage>> {
+    ) -> Result<BitPages> {
         let mut wanted: Vec<(u32, u32)> = (0..params.filters)
             .flat_map(|i| {
                 let sub = Sub::of(params, i);
@@ -179,29 +187,27 @@ impl BloomFilter {
             .map(|(i, page)| keys::page_key(prefix, *i as u16, *page))
             .collect();
         let mut pages = HashMap::with_capacity(wanted.len());
-        for ((i, page), value) in wanted
-            .into_iter()
-            .zip(self.store.get_pages(&page_keys, read_opts)?)
-        {
-            if let Some(raw) = value {
-                pages.insert((i, page), self.checked_page(&raw, &Sub::of(params, i))?);
+        let values = self.store.read_pages(&self.key, "a bit page", &page_keys)?;
+        for ((i, page), value) in wanted.into_iter().zip(values) {
+            if let Some(value) = value {
+                self.check_page(&value, &Sub::of(params, i))?;
+                pages.insert((i, page), value);
             }
         }
         Ok(pages)
     }
 
-    /// Decodes a stored bit page and checks it has the sub-filter's size.
-    fn checked_page(&self, raw: &[u8], sub: &Sub) -> Result<BitPage> {
-        let page = BitPage::decode(raw)
-            .map_err(|source| Error::corrupt(&self.key, "a bit page", source))?;
-        if page.page_bits() != sub.page_bits {
-            return Err(Error::corrupt(
+    /// Checks that a page read is a bit page of the sub-filter's size.
+    fn check_page(&self, page: &Page, sub: &Sub) -> Result<()> {
+        match page {
+            Page::Bits(bits) if bits.page_bits() == sub.page_bits => Ok(()),
+            Page::Bits(_) => Err(Error::corrupt(
                 &self.key,
                 "a bit page",
                 rocksketch_merge::Error::Invalid("page size differs from the filter's layout"),
-            ));
+            )),
+            _ => Err(wrong_kind(&self.key, "a bit page")),
         }
-        Ok(page)
     }
 
     /// Writes the bits the adds set (one operand per page), the tally delta, and the
@@ -218,16 +224,14 @@ impl BloomFilter {
         if new_bits.is_empty() {
             return Ok(());
         }
-        let cf = self.store.pages_cf()?;
-        let mut batch = WriteBatch::default();
+        let mut batch = self.store.batch()?;
         for ((i, page), bits) in new_bits {
             let delta = BitDelta::sparse(Sub::of(params, i).page_bits, bits)
                 .map_err(|e| Error::InvalidArgument(e.to_string()))?;
-            batch.merge_cf(cf, keys::page_key(prefix, i as u16, page), delta.encode());
+            batch.merge_page(keys::page_key(prefix, i as u16, page), delta.encode());
         }
         let slots = added_to[..params.filters as usize].to_vec();
-        batch.merge_cf(
-            cf,
+        batch.merge_page(
             keys::page_key(prefix, TALLY_SUB, 0),
             Tally::new(slots).encode_delta(),
         );
@@ -286,10 +290,9 @@ impl BloomFilter {
             hint.fetch_sub(n, Ordering::Relaxed);
             return Ok(false);
         }
-        let cf = self.store.pages_cf()?;
-        let mut batch = WriteBatch::default();
+        let mut batch = self.store.batch()?;
         for (key, operand) in add_operands(&prefix, &params, items)? {
-            batch.merge_cf(cf, key, operand);
+            batch.merge_page(key, operand);
         }
         if let Err(err) = self.store.write(batch) {
             // Nothing was added: the count that steers growth must not move either.
@@ -332,7 +335,7 @@ impl BloomFilter {
         let params = bloom_params(&meta)?;
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
         let hashed: Vec<(u64, u64)> = items.iter().map(|i| hashes(i.as_ref())).collect();
-        let pages = self.read_item_pages(&prefix, &params, &hashed, &ReadOptions::default())?;
+        let pages = self.read_item_pages(&prefix, &params, &hashed)?;
         Ok(hashed
             .iter()
             .map(|h| contains(&pages, &params, *h))
@@ -393,7 +396,7 @@ impl BloomFilter {
                 ..params
             }),
         };
-        guard.put_meta(meta, WriteBatch::default())?;
+        guard.put_meta(meta, self.store.batch()?)?;
         Ok(meta)
     }
 
@@ -403,14 +406,18 @@ impl BloomFilter {
 }
 
 /// Whether every bit of the item with hashes `h` is set in some sub-filter's page.
-fn contains(pages: &HashMap<(u32, u32), BitPage>, params: &BloomParams, h: (u64, u64)) -> bool {
+fn contains(pages: &BitPages, params: &BloomParams, h: (u64, u64)) -> bool {
     (0..params.filters).any(|i| {
         let (page, bits) = Sub::of(params, i).locate(h);
-        pages
-            .get(&(i, page))
-            .is_some_and(|p| bits.iter().all(|b| p.get(*b)))
+        match pages.get(&(i, page)).map(|p| &**p) {
+            Some(Page::Bits(p)) => bits.iter().all(|b| p.get(*b)),
+            _ => false,
+        }
     })
 }
+
+/// The pages an operation read (checked to be bit pages), by (sub-filter, page).
+type BitPages = HashMap<(u32, u32), Arc<Page>>;
 
 /// The `(page key, operand)` pairs of a blind add to the newest sub-filter: one bit
 /// operand per page the items fall in, then the tally delta.

@@ -12,12 +12,14 @@ mod merge;
 use crate::error::{CmsError, Error, Result};
 use crate::keys::{self, TALLY_SUB};
 use crate::meta::{CmsParams, KeyType, Meta, Params};
-use crate::store::{KeyGuard, Store};
-use rocksdb::{ReadOptions, WriteBatch};
-use rocksketch_merge::counter::{CounterDelta, CounterPage};
+use crate::store::{wrong_kind, KeyGuard, Store};
+use rocksdb::ReadOptions;
+use rocksketch_merge::counter::CounterDelta;
 use rocksketch_merge::hash::murmur2;
 use rocksketch_merge::tally::Tally;
+use rocksketch_merge::Page;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 /// Width × depth above this many counters is refused (1 GiB of counters): every
 /// command's work is bounded by the sketch's size (`CMS.MERGE` reads every page of
@@ -94,14 +96,16 @@ impl Layout {
     }
 }
 
-/// Pages read for a command, decoded, by page number.
-struct Pages(BTreeMap<u32, Vec<u32>>);
+/// Pages read for a command (checked to be counter pages of the layout's lengths), by
+/// page number; a page never written is left out and reads as zeros.
+struct Pages(BTreeMap<u32, Arc<Page>>);
 
 impl Pages {
     fn cell(&self, page: u32, offset: u32) -> u32 {
         self.0
             .get(&page)
-            .and_then(|cells| cells.get(offset as usize))
+            .and_then(|p| p.as_counter())
+            .and_then(|p| p.cells().get(offset as usize))
             .copied()
             .unwrap_or(0)
     }
@@ -162,7 +166,7 @@ impl Cms {
             }),
         };
         // No pages are written: a missing page reads as zeros.
-        guard.put_meta(meta, WriteBatch::default())
+        guard.put_meta(meta, self.store.batch()?)
     }
 
     /// Creates a sketch sized for an overestimation `error` (a fraction of the total
@@ -196,12 +200,44 @@ impl Cms {
     /// A counter read saturated says nothing of its value before this call's later
     /// increments; only then are the counters read again as they were before the write
     /// (from a snapshot taken before it) and the pairs applied to them in order.
+    ///
+    /// Concurrent calls on one sketch are combined: their pairs go as one call (one
+    /// write batch, one read), each answered with its own pairs' estimates.
     pub fn incr_by_with_estimates<I: AsRef<[u8]>>(&self, items: &[(I, u64)]) -> Result<Vec<u32>> {
+        let request: Vec<(Vec<u8>, u64)> = items
+            .iter()
+            .map(|(item, incr)| (item.as_ref().to_vec(), *incr))
+            .collect();
+        let store = &self.store;
+        store
+            .combiners()
+            .cms_incr
+            .run(self.ns, &self.key, request, |ns, key, requests| {
+                let pairs: Vec<(&[u8], u64)> = requests
+                    .iter()
+                    .flatten()
+                    .map(|(item, incr)| (item.as_slice(), *incr))
+                    .collect();
+                let cms = Cms::new(store.clone(), ns, key.to_vec());
+                match cms.incr_by_with_estimates_alone(&pairs) {
+                    Ok(estimates) => {
+                        let mut estimates = estimates.into_iter();
+                        requests
+                            .iter()
+                            .map(|r| Ok(estimates.by_ref().take(r.len()).collect()))
+                            .collect()
+                    }
+                    Err(err) => vec![Err(err)],
+                }
+            })
+    }
+
+    fn incr_by_with_estimates_alone(&self, items: &[(&[u8], u64)]) -> Result<Vec<u32>> {
         let guard = self.store.share(self.ns, &self.key);
         let layout = self.layout(&guard)?;
         let before = self.store.db().snapshot();
         self.write_increments(&layout, items)?;
-        let mut pages = self.read_pages(&layout, items.iter().map(|(i, _)| i.as_ref()))?;
+        let pages = self.read_pages(&layout, items.iter().map(|(i, _)| i.as_ref()))?;
         let mut later: HashMap<(u32, u32), u64> = HashMap::new();
         let mut estimates = vec![0; items.len()];
         let mut ambiguous = false;
@@ -221,15 +257,30 @@ impl Cms {
         }
         let mut read_opts = ReadOptions::default();
         read_opts.set_snapshot(&before);
-        let wanted: Vec<u32> = pages.0.keys().copied().collect();
-        pages = self.read_page_set(&layout, &wanted, &read_opts)?;
+        let mut wanted: Vec<u32> = items
+            .iter()
+            .flat_map(|(item, _)| layout.slots(item.as_ref()).map(|(page, _)| page))
+            .collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let earlier = self.read_page_set(&layout, &wanted, Some(&read_opts))?;
+        let mut cells: BTreeMap<u32, Vec<u32>> = wanted
+            .iter()
+            .map(|page| {
+                let read = earlier.0.get(page).and_then(|p| p.as_counter());
+                let cells = read.map_or_else(
+                    || vec![0; layout.page_len(*page) as usize],
+                    |p| p.cells().to_vec(),
+                );
+                (*page, cells)
+            })
+            .collect();
         for (estimate, (item, incr)) in estimates.iter_mut().zip(items) {
             let add = saturate(*incr);
             *estimate = layout
                 .slots(item.as_ref())
                 .map(|(page, offset)| {
-                    let cell = pages
-                        .0
+                    let cell = cells
                         .entry(page)
                         .or_default()
                         .get_mut(offset as usize)
@@ -294,10 +345,9 @@ impl Cms {
 
     /// The blind write: per page, one delta with the summed additions; one tally delta.
     fn write_increments<I: AsRef<[u8]>>(&self, layout: &Layout, items: &[(I, u64)]) -> Result<()> {
-        let cf = self.store.pages_cf()?;
-        let mut batch = WriteBatch::default();
+        let mut batch = self.store.batch()?;
         for (key, operand) in increment_operands(layout, items)? {
-            batch.merge_cf(cf, key, operand);
+            batch.merge_page(key, operand);
         }
         self.store.write(batch)
     }
@@ -313,39 +363,44 @@ impl Cms {
             .collect();
         wanted.sort_unstable();
         wanted.dedup();
-        self.read_page_set(layout, &wanted, &ReadOptions::default())
+        self.read_page_set(layout, &wanted, None)
     }
 
+    /// Reads pages by number: through the hot-page cache, or from RocksDB with
+    /// `read_opts` (a snapshot) if given.
     fn read_page_set(
         &self,
         layout: &Layout,
         pages: &[u32],
-        read_opts: &ReadOptions,
+        read_opts: Option<&ReadOptions>,
     ) -> Result<Pages> {
+        const WHAT: &str = "a counter page";
         let page_keys: Vec<Vec<u8>> = pages.iter().map(|p| layout.page_key(*p)).collect();
-        let values = self.store.get_pages(&page_keys, read_opts)?;
+        let values = match read_opts {
+            None => self.store.read_pages(&self.key, WHAT, &page_keys)?,
+            Some(opts) => self
+                .store
+                .read_pages_at(&self.key, WHAT, &page_keys, opts)?,
+        };
         let mut out = BTreeMap::new();
         for (page, value) in pages.iter().zip(values) {
-            let len = layout.page_len(*page) as usize;
-            let cells = match value {
-                None => vec![0; len],
-                Some(raw) => {
-                    let cells = CounterPage::decode(&raw)
-                        .map_err(|source| Error::corrupt(&self.key, "a counter page", source))?
-                        .into_cells();
-                    if cells.len() != len {
-                        return Err(Error::corrupt(
-                            &self.key,
-                            "a counter page",
-                            rocksketch_merge::Error::Invalid(
-                                "page length differs from the sketch's layout",
-                            ),
-                        ));
-                    }
-                    cells
-                }
+            let Some(value) = value else {
+                continue;
             };
-            out.insert(*page, cells);
+            match value.as_counter() {
+                Some(p) if p.cells().len() == layout.page_len(*page) as usize => {}
+                Some(_) => {
+                    return Err(Error::corrupt(
+                        &self.key,
+                        WHAT,
+                        rocksketch_merge::Error::Invalid(
+                            "page length differs from the sketch's layout",
+                        ),
+                    ))
+                }
+                None => return Err(wrong_kind(&self.key, WHAT)),
+            }
+            out.insert(*page, value);
         }
         Ok(Pages(out))
     }

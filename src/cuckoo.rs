@@ -18,16 +18,19 @@
 use crate::error::{CuckooError, Error, Result};
 use crate::keys::{self, TALLY_SUB};
 use crate::meta::{CuckooParams, KeyType, Meta, Params};
-use crate::store::{KeyGuard, Store};
-use rocksdb::{ReadOptions, WriteBatch};
-use rocksketch_merge::cuckoo::{FpOp, FpOps, FpPage, Shape};
+use crate::store::{Batch, KeyGuard, Store};
+use rocksketch_merge::cuckoo::{FpOp, FpOps, Shape};
 use rocksketch_merge::hash::murmur64a;
 use rocksketch_merge::tally::Tally;
+use rocksketch_merge::Page;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
+mod add_nx;
 mod baseline;
 mod dump;
+mod pages;
 
 /// RedisBloom's defaults for a filter created by `CF.ADD`.
 pub const DEFAULT_CAPACITY: u64 = 1024;
@@ -144,11 +147,19 @@ impl Sub {
     }
 }
 
+/// The layouts of a chain's sub-filters, and pages keyed by (sub-filter, page).
+type ItemPages = (Vec<Sub>, HashMap<(u32, u32), Arc<Page>>);
+
 /// An item's hash and fingerprint.
 #[derive(Debug, Clone, Copy)]
 struct Hashed {
     h: u64,
     fp: u16,
+}
+
+/// [`hashed`] of each item.
+fn hash_all<I: AsRef<[u8]>>(items: &[I], fp_bits: u8) -> Vec<Hashed> {
+    items.iter().map(|i| hashed(i.as_ref(), fp_bits)).collect()
 }
 
 fn hashed(item: &[u8], fp_bits: u8) -> Hashed {
@@ -254,11 +265,30 @@ impl CuckooFilter {
     }
 
     /// Adds an item only if it is not present (`CF.ADDNX`); whether it was added.
+    ///
+    /// Concurrent calls on one filter are combined: they run as one
+    /// [`CuckooFilter::add_nx_many`], answered as if run one after another.
     pub fn add_nx(&self, item: impl AsRef<[u8]>) -> Result<bool> {
+        let store = &self.store;
+        store.combiners().cf_add_nx.run(
+            self.ns,
+            &self.key,
+            item.as_ref().to_vec(),
+            |ns, key, items| {
+                let filter = CuckooFilter::new(store.clone(), ns, key.to_vec());
+                let (added, error) = filter.add_nx_many(items);
+                added.into_iter().map(Ok).chain(error.map(Err)).collect()
+            },
+        )
+    }
+
+    /// [`CuckooFilter::add_nx`] alone: under the key's lock, reads the item's pages and
+    /// inserts it if absent (growing the chain if the newest sub-filter is full).
+    fn add_nx_alone(&self, item: &[u8]) -> Result<bool> {
         let guard = self.store.lock(self.ns, &self.key);
         let meta = self.meta_or_create(&guard)?;
         let params = cuckoo_params(&meta)?;
-        let h = hashed(item.as_ref(), params.fp_bits);
+        let h = hashed(item, params.fp_bits);
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
         if self.counts_of(&prefix, &params, &[h])?[0] > 0 {
             return Ok(false);
@@ -333,11 +363,7 @@ impl CuckooFilter {
         };
         let params = cuckoo_params(&meta)?;
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
-        let hashed: Vec<Hashed> = items
-            .iter()
-            .map(|i| hashed(i.as_ref(), params.fp_bits))
-            .collect();
-        self.counts_of(&prefix, &params, &hashed)
+        self.counts_of(&prefix, &params, &hash_all(items, params.fp_bits))
     }
 
     /// Deletes one copy of an item (`CF.DEL`): only if it is present, from the newest
@@ -353,7 +379,8 @@ impl CuckooFilter {
         for sub_index in (0..params.filters).rev() {
             let sub = Sub::of(&params, sub_index)?;
             let (page, bucket) = sub.locate(h.h);
-            let Some(stored) = self.read_page(&prefix, sub_index, page, &sub)? else {
+            let stored = self.read_page(&prefix, sub_index, page, &sub)?;
+            let Some(stored) = stored.as_deref().and_then(Page::as_fp) else {
                 continue;
             };
             if !stored.contains(bucket, h.fp) {
@@ -361,18 +388,12 @@ impl CuckooFilter {
             }
             let op = FpOps::new(sub.shape, vec![FpOp::Delete { bucket, fp: h.fp }])
                 .map_err(|e| Error::InvalidArgument(e.to_string()))?;
-            let cf = self.store.pages_cf()?;
-            let mut batch = WriteBatch::default();
-            batch.merge_cf(
-                cf,
-                keys::page_key(&prefix, sub_index as u16, page),
-                op.encode(),
-            );
+            let mut batch = self.store.batch()?;
+            batch.merge_page(keys::page_key(&prefix, sub_index as u16, page), op.encode());
             let mut slots = vec![0u64; DELETES_SLOT + 1];
             slots[sub_index as usize] = u64::MAX; // -1, wrapping
             slots[DELETES_SLOT] = 1;
-            batch.merge_cf(
-                cf,
+            batch.merge_page(
                 keys::page_key(&prefix, TALLY_SUB, 0),
                 Tally::new(slots).encode_delta(),
             );
@@ -427,7 +448,8 @@ impl CuckooFilter {
             let sub = Sub::of(&params, i)?;
             let (mut filled, mut stashed) = (0, 0);
             for page in 0..sub.pages {
-                if let Some(p) = self.read_page(&prefix, i, page, &sub)? {
+                let read = self.read_page(&prefix, i, page, &sub)?;
+                if let Some(p) = read.as_deref().and_then(Page::as_fp) {
                     filled += p.occupied() as u64;
                     stashed += p.stashed() as u64;
                 }
@@ -457,7 +479,7 @@ impl CuckooFilter {
             expire_at_ms: 0,
             params: Params::Cuckoo(params),
         };
-        guard.put_meta(meta, WriteBatch::default())?;
+        guard.put_meta(meta, self.store.batch()?)?;
         Ok(meta)
     }
 
@@ -502,7 +524,7 @@ impl CuckooFilter {
         params: &CuckooParams,
         sub_index: u32,
         items: &[Hashed],
-    ) -> Result<WriteBatch> {
+    ) -> Result<Batch<'_>> {
         let sub = Sub::of(params, sub_index)?;
         let mut by_page: std::collections::BTreeMap<u32, Vec<FpOp>> = Default::default();
         for h in items {
@@ -512,105 +534,19 @@ impl CuckooFilter {
                 .or_default()
                 .push(FpOp::Insert { bucket, fp: h.fp });
         }
-        let cf = self.store.pages_cf()?;
-        let mut batch = WriteBatch::default();
+        let mut batch = self.store.batch()?;
         for (page, ops) in by_page {
             let ops =
                 FpOps::new(sub.shape, ops).map_err(|e| Error::InvalidArgument(e.to_string()))?;
-            batch.merge_cf(
-                cf,
-                keys::page_key(prefix, sub_index as u16, page),
-                ops.encode(),
-            );
+            batch.merge_page(keys::page_key(prefix, sub_index as u16, page), ops.encode());
         }
         let mut slots = vec![0; sub_index as usize + 1];
         slots[sub_index as usize] = items.len() as u64;
-        batch.merge_cf(
-            cf,
+        batch.merge_page(
             keys::page_key(prefix, TALLY_SUB, 0),
             Tally::new(slots).encode_delta(),
         );
         Ok(batch)
-    }
-
-    /// Copies of each item's fingerprint over all sub-filters, in one multi-get.
-    fn counts_of(
-        &self,
-        prefix: &[u8],
-        params: &CuckooParams,
-        items: &[Hashed],
-    ) -> Result<Vec<u64>> {
-        let subs: Vec<Sub> = (0..params.filters)
-            .map(|i| Sub::of(params, i))
-            .collect::<Result<_>>()?;
-        let mut wanted: Vec<(u32, u32)> = items
-            .iter()
-            .flat_map(|h| {
-                subs.iter()
-                    .enumerate()
-                    .map(|(i, s)| (i as u32, s.locate(h.h).0))
-            })
-            .collect();
-        wanted.sort_unstable();
-        wanted.dedup();
-        let page_keys: Vec<Vec<u8>> = wanted
-            .iter()
-            .map(|(i, page)| keys::page_key(prefix, *i as u16, *page))
-            .collect();
-        let mut pages: HashMap<(u32, u32), FpPage> = HashMap::with_capacity(wanted.len());
-        let values = self.store.get_pages(&page_keys, &ReadOptions::default())?;
-        for ((i, page), value) in wanted.into_iter().zip(values) {
-            if let Some(raw) = value {
-                pages.insert((i, page), self.checked_page(&raw, &subs[i as usize])?);
-            }
-        }
-        Ok(items
-            .iter()
-            .map(|h| {
-                subs.iter()
-                    .enumerate()
-                    .map(|(i, sub)| {
-                        let (page, bucket) = sub.locate(h.h);
-                        pages
-                            .get(&(i as u32, page))
-                            .map_or(0, |p| u64::from(p.count(bucket, h.fp)))
-                    })
-                    .sum()
-            })
-            .collect())
-    }
-
-    fn read_page(
-        &self,
-        prefix: &[u8],
-        sub_index: u32,
-        page: u32,
-        sub: &Sub,
-    ) -> Result<Option<FpPage>> {
-        let key = keys::page_key(prefix, sub_index as u16, page);
-        match self
-            .store
-            .get_pages(&[key], &ReadOptions::default())?
-            .pop()
-            .flatten()
-        {
-            Some(raw) => Ok(Some(self.checked_page(&raw, sub)?)),
-            None => Ok(None),
-        }
-    }
-
-    /// Decodes a stored page and checks it has the sub-filter's shape.
-    fn checked_page(&self, raw: &[u8], sub: &Sub) -> Result<FpPage> {
-        let page = FpPage::decode(raw)
-            .map_err(|source| Error::corrupt(&self.key, "a cuckoo page", source))?;
-        if page.shape() != sub.shape {
-            return Err(Error::corrupt(
-                &self.key,
-                "a cuckoo page",
-                rocksketch_merge::Error::Invalid("page shape differs from the filter's layout"),
-            ));
-        }
-        Ok(page)
     }
 
     fn counts(&self, prefix: &[u8]) -> Result<Tally> {

@@ -35,6 +35,7 @@
 pub mod bloom;
 mod chunk;
 pub mod cms;
+mod combine;
 pub mod command;
 pub mod cuckoo;
 mod error;

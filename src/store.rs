@@ -1,20 +1,26 @@
 //! The store: a RocksDB database with a `meta` and a `pages` column family, a metadata
 //! cache, striped key locks, and the generic key operations.
 
+mod batch;
 mod cache;
 mod expiry;
 mod guard;
+mod hot;
 mod namespace;
 mod options;
 mod pending;
+mod read;
 
+pub(crate) use batch::Batch;
 pub(crate) use guard::KeyGuard;
 pub use namespace::Namespace;
 pub use options::{ColumnFamilies, StoreOptions, META_CF, PAGES_CF};
 pub use pending::INTERNAL_NS;
+pub(crate) use read::wrong_kind;
 
 use crate::bloom::BloomFilter;
 use crate::cms::Cms;
+use crate::combine::Combiner;
 use crate::cuckoo::CuckooFilter;
 use crate::error::{Error, Result};
 use crate::keys;
@@ -22,7 +28,8 @@ use crate::locks::KeyLocks;
 use crate::meta::Meta;
 use cache::BoundedMap;
 use guard::live;
-use rocksdb::{Cache, ReadOptions, WriteBatch, WriteOptions, DB};
+use hot::HotPages;
+use rocksdb::{Cache, ReadOptions, WriteOptions, DB};
 use rocksketch_merge::tally::Tally;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -47,6 +54,16 @@ struct Inner {
     last_version: AtomicU64,
     write_opts: WriteOptions,
     page_cells: u32,
+    combiners: Combiners,
+    hot: HotPages,
+}
+
+/// One combiner per kind of answered write (see [`crate::combine`]).
+#[derive(Default)]
+pub(crate) struct Combiners {
+    pub(crate) bf_add: Combiner<Vec<u8>, bool>,
+    pub(crate) cf_add_nx: Combiner<Vec<u8>, bool>,
+    pub(crate) cms_incr: Combiner<Vec<(Vec<u8>, u64)>, Vec<u32>>,
 }
 
 impl Store {
@@ -113,6 +130,8 @@ impl Store {
                 last_version: AtomicU64::new(0),
                 write_opts,
                 page_cells: options.page_bytes / 4,
+                combiners: Combiners::default(),
+                hot: HotPages::new(options.page_cache_bytes),
             }),
         };
         store.drop_abandoned_versions()?;
@@ -200,6 +219,10 @@ impl Store {
             .ok_or_else(|| Error::Storage(format!("column family '{name}' is gone")))
     }
 
+    pub(crate) fn combiners(&self) -> &Combiners {
+        &self.inner.combiners
+    }
+
     pub(crate) fn page_cells(&self) -> u32 {
         self.inner.page_cells
     }
@@ -280,32 +303,9 @@ impl Store {
     }
 
     /// Adds the removal of a key's metadata and all its pages to `batch`.
-    fn delete_into(&self, batch: &mut WriteBatch, ns: u16, key: &[u8], meta: &Meta) -> Result<()> {
-        batch.delete_cf(self.meta_cf()?, keys::meta_key(ns, key));
-        let prefix = keys::version_prefix(ns, key, meta.version);
-        let end = keys::prefix_end(&prefix)
-            .ok_or_else(|| Error::InvalidArgument("key too long".to_owned()))?;
-        batch.delete_range_cf(self.pages_cf()?, prefix, end);
-        Ok(())
-    }
-
-    pub(crate) fn write(&self, batch: WriteBatch) -> Result<()> {
-        Ok(self.inner.db.write_opt(batch, &self.inner.write_opts)?)
-    }
-
-    /// Reads pages by key; `None` for a page never written.
-    pub(crate) fn get_pages(
-        &self,
-        page_keys: &[Vec<u8>],
-        read_opts: &ReadOptions,
-    ) -> Result<Vec<Option<Vec<u8>>>> {
-        let cf = self.pages_cf()?;
-        self.inner
-            .db
-            .multi_get_cf_opt(page_keys.iter().map(|k| (cf, k)), read_opts)
-            .into_iter()
-            .map(|r| r.map_err(Error::from))
-            .collect()
+    fn delete_into(&self, batch: &mut Batch<'_>, ns: u16, key: &[u8], meta: &Meta) -> Result<()> {
+        batch.delete_meta(&keys::meta_key(ns, key));
+        batch.delete_pages(&keys::version_prefix(ns, key, meta.version))
     }
 
     /// A raw iterator over the pages column family (merged values).
@@ -338,28 +338,13 @@ impl Store {
             params,
         };
         let prefix = keys::version_prefix(ns, key, meta.version);
-        let mut batch = WriteBatch::default();
-        batch.put_cf(
-            self.pages_cf()?,
+        let mut batch = self.batch()?;
+        batch.put_page(
             keys::page_key(&prefix, keys::TALLY_SUB, 0),
             Tally::new(counts).encode_page(),
         );
         guard.put_meta(meta, batch)?;
         Ok(true)
-    }
-
-    /// The tally page of a key version (`prefix`); zeros if never written.
-    pub(crate) fn read_tally(&self, key: &[u8], prefix: &[u8]) -> Result<Tally> {
-        let page = keys::page_key(prefix, keys::TALLY_SUB, 0);
-        match self
-            .get_pages(&[page], &ReadOptions::default())?
-            .pop()
-            .flatten()
-        {
-            None => Ok(Tally::default()),
-            Some(raw) => Tally::decode_page(&raw)
-                .map_err(|source| Error::corrupt(key, "the tally page", source)),
-        }
     }
 
     /// The in-memory count of items in sub-filter `sub` of the key version `prefix`,

@@ -26,7 +26,7 @@ fn pages_after_compaction(store: &Store) -> usize {
 }
 
 /// Runs `writers` threads calling `write` until it fails, while the main thread waits
-/// `delay` and then runs `delete`. Returns how many writes succeeded.
+/// for a first write to succeed, then `delay`, and then runs `delete`. Returns how many writes succeeded.
 fn race(
     writers: usize,
     delay: Duration,
@@ -49,6 +49,12 @@ fn race(
             })
         })
         .collect();
+    // The race needs writes in flight: wait for the first to be acknowledged (threads
+    // may start late on a loaded machine), then let them run on for `delay`.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while done.load(Ordering::Relaxed) == 0 && std::time::Instant::now() < deadline {
+        std::thread::yield_now();
+    }
     std::thread::sleep(delay);
     delete();
     for t in threads {

@@ -5,7 +5,7 @@ use super::{add_operands, bloom_params, hashes, BloomFilter, Sub};
 use crate::error::{BloomError, Error, Result};
 use crate::keys::{self, TALLY_SUB};
 use crate::meta::KeyType;
-use rocksdb::{ReadOptions, WriteBatch};
+use rocksdb::ReadOptions;
 use rocksketch_merge::bits::BitPage;
 use rocksketch_merge::tally::Tally;
 
@@ -41,14 +41,9 @@ impl BloomFilter {
         let mut slots = vec![0; newest as usize + 1];
         slots[newest as usize] = 1;
         counts.add(&Tally::new(slots));
-        let cf = self.store.pages_cf()?;
-        let mut batch = WriteBatch::default();
-        batch.put_cf(cf, page_key, page.encode());
-        batch.put_cf(
-            cf,
-            keys::page_key(&prefix, TALLY_SUB, 0),
-            counts.encode_page(),
-        );
+        let mut batch = self.store.batch()?;
+        batch.put_page(page_key, page.encode());
+        batch.put_page(keys::page_key(&prefix, TALLY_SUB, 0), counts.encode_page());
         self.store.write(batch)
     }
 
@@ -62,11 +57,10 @@ impl BloomFilter {
             .ok_or(BloomError::NotFound)?;
         let params = bloom_params(&meta)?;
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
-        let cf = self.store.pages_cf()?;
-        let mut batch = WriteBatch::default();
+        let mut batch = self.store.batch()?;
         for (mut key, operand) in add_operands(&prefix, &params, items)? {
             key.extend_from_slice(&seq.to_be_bytes());
-            batch.put_cf(cf, key, operand);
+            batch.put_page(key, operand);
         }
         self.store.write(batch)
     }

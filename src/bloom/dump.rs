@@ -19,7 +19,6 @@ use crate::chunk::{self, DumpCursor};
 use crate::error::{BloomError, Error, Result};
 use crate::keys;
 use crate::meta::{BloomParams, KeyType, Params};
-use rocksdb::WriteBatch;
 use rocksketch_merge::bits::{BitDelta, BitPage};
 use rocksketch_merge::bytes::{le_u32, le_u64};
 
@@ -141,12 +140,8 @@ impl BloomFilter {
         // A dense OR: restoring into the empty filter the header created is exact.
         let delta = BitDelta::Dense(BitPage::from_bytes(bitmap.to_vec()));
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
-        let mut batch = WriteBatch::default();
-        batch.merge_cf(
-            self.store.pages_cf()?,
-            keys::page_key(&prefix, sub as u16, page),
-            delta.encode(),
-        );
+        let mut batch = self.store.batch()?;
+        batch.merge_page(keys::page_key(&prefix, sub as u16, page), delta.encode());
         self.store.write(batch)
     }
 }

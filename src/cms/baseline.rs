@@ -3,7 +3,7 @@
 
 use super::{increment_operands, saturate, Cms};
 use crate::error::Result;
-use rocksdb::{ReadOptions, WriteBatch};
+use rocksdb::ReadOptions;
 use rocksketch_merge::counter::CounterPage;
 use rocksketch_merge::tally::Tally;
 
@@ -14,30 +14,32 @@ impl Cms {
     pub fn incr_by_rewriting_pages<I: AsRef<[u8]>>(&self, items: &[(I, u64)]) -> Result<()> {
         let guard = self.store.lock(self.ns, &self.key);
         let layout = self.layout(&guard)?;
-        let mut pages = self.read_pages(&layout, items.iter().map(|(i, _)| i.as_ref()))?;
+        let read = self.read_pages(&layout, items.iter().map(|(i, _)| i.as_ref()))?;
+        let mut pages: std::collections::BTreeMap<u32, Vec<u32>> = read
+            .0
+            .iter()
+            .filter_map(|(page, p)| Some((*page, p.as_counter()?.cells().to_vec())))
+            .collect();
         let mut count = self.read_count(&layout, &ReadOptions::default())?;
         for (item, incr) in items {
             count = count.wrapping_add(*incr);
             for (page, offset) in layout.slots(item.as_ref()) {
-                if let Some(cell) = pages.0.entry(page).or_default().get_mut(offset as usize) {
+                let cells = pages
+                    .entry(page)
+                    .or_insert_with(|| vec![0; layout.page_len(page) as usize]);
+                if let Some(cell) = cells.get_mut(offset as usize) {
                     *cell = cell.saturating_add(saturate(*incr));
                 }
             }
         }
-        let cf = self.store.pages_cf()?;
-        let mut batch = WriteBatch::default();
-        for (page, cells) in pages.0 {
-            batch.put_cf(
-                cf,
+        let mut batch = self.store.batch()?;
+        for (page, cells) in pages {
+            batch.put_page(
                 layout.page_key(page),
                 CounterPage::from_cells(cells).encode(),
             );
         }
-        batch.put_cf(
-            cf,
-            layout.tally_key(),
-            Tally::new(vec![count]).encode_page(),
-        );
+        batch.put_page(layout.tally_key(), Tally::new(vec![count]).encode_page());
         self.store.write(batch)
     }
 
@@ -51,11 +53,10 @@ impl Cms {
     ) -> Result<()> {
         let guard = self.store.share(self.ns, &self.key);
         let layout = self.layout(&guard)?;
-        let cf = self.store.pages_cf()?;
-        let mut batch = WriteBatch::default();
+        let mut batch = self.store.batch()?;
         for (mut key, operand) in increment_operands(&layout, items)? {
             key.extend_from_slice(&seq.to_be_bytes());
-            batch.put_cf(cf, key, operand);
+            batch.put_page(key, operand);
         }
         self.store.write(batch)
     }

@@ -10,7 +10,7 @@
 use super::{Cms, Layout};
 use crate::error::{CmsError, Result};
 use crate::meta::Meta;
-use rocksdb::{ReadOptions, WriteBatch};
+use rocksdb::ReadOptions;
 use rocksketch_merge::counter::CounterPage;
 use rocksketch_merge::tally::Tally;
 
@@ -76,13 +76,12 @@ impl Cms {
             self.store.drop_pending(&result.prefix)?;
             return Err(err);
         }
-        let mut batch = WriteBatch::default();
-        batch.put_cf(
-            self.store.pages_cf()?,
+        let mut batch = self.store.batch()?;
+        batch.put_page(
             result.tally_key(),
             Tally::new(vec![count as u64]).encode_page(),
         );
-        self.store.clear_pending_into(&mut batch, &result.prefix)?;
+        self.store.clear_pending_into(&mut batch, &result.prefix);
         // The switch: the new version's metadata, and the old version's pages dropped.
         guard.put_meta(meta, batch)
     }
@@ -95,14 +94,14 @@ impl Cms {
         sources: &[(Layout, i64)],
         read_opts: &ReadOptions,
     ) -> Result<()> {
-        let cf = self.store.pages_cf()?;
-        let mut batch = WriteBatch::default();
+        let mut batch = self.store.batch()?;
         for page in 0..result.pages() {
             let mut sums = vec![0i128; result.page_len(page) as usize];
             for (layout, weight) in sources {
-                let cells = self.read_page_set(layout, &[page], read_opts)?;
-                for (sum, cell) in sums.iter_mut().zip(cells.0.into_values().flatten()) {
-                    *sum += i128::from(cell) * i128::from(*weight);
+                let read = self.read_page_set(layout, &[page], Some(read_opts))?;
+                let cells = read.0.get(&page).and_then(|p| p.as_counter());
+                for (sum, cell) in sums.iter_mut().zip(cells.map_or(&[][..], |p| p.cells())) {
+                    *sum += i128::from(*cell) * i128::from(*weight);
                 }
             }
             if sums.iter().any(|s| !(0..=i128::from(u32::MAX)).contains(s)) {
@@ -110,10 +109,11 @@ impl Cms {
             }
             let cells = CounterPage::from_cells(sums.into_iter().map(|s| s as u32).collect());
             if !cells.is_zero() {
-                batch.put_cf(cf, result.page_key(page), cells.encode());
+                batch.put_page(result.page_key(page), cells.encode());
             }
             if batch.size_in_bytes() >= BATCH_BYTES {
-                self.store.write(std::mem::take(&mut batch))?;
+                self.store
+                    .write(std::mem::replace(&mut batch, self.store.batch()?))?;
             }
         }
         self.store.write(batch)

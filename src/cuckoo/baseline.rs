@@ -5,7 +5,6 @@ use super::{cuckoo_params, hashed, CuckooFilter, Sub};
 use crate::error::{CuckooError, Result};
 use crate::keys::{self, TALLY_SUB};
 use crate::meta::KeyType;
-use rocksdb::WriteBatch;
 use rocksketch_merge::cuckoo::{FpOp, FpOps, FpPage};
 use rocksketch_merge::tally::Tally;
 
@@ -27,24 +26,19 @@ impl CuckooFilter {
         let (page_no, bucket) = sub.locate(h.h);
         let mut page = self
             .read_page(&prefix, newest, page_no, &sub)?
+            .and_then(|p| p.as_fp().cloned())
             .unwrap_or_else(|| FpPage::empty(sub.shape));
         page.insert(bucket, h.fp);
         let mut counts = self.counts(&prefix)?;
         let mut slots = vec![0; newest as usize + 1];
         slots[newest as usize] = 1;
         counts.add(&Tally::new(slots));
-        let cf = self.store.pages_cf()?;
-        let mut batch = WriteBatch::default();
-        batch.put_cf(
-            cf,
+        let mut batch = self.store.batch()?;
+        batch.put_page(
             keys::page_key(&prefix, newest as u16, page_no),
             page.encode(),
         );
-        batch.put_cf(
-            cf,
-            keys::page_key(&prefix, TALLY_SUB, 0),
-            counts.encode_page(),
-        );
+        batch.put_page(keys::page_key(&prefix, TALLY_SUB, 0), counts.encode_page());
         self.store.write(batch)
     }
 
@@ -66,8 +60,7 @@ impl CuckooFilter {
             .map_err(|e| crate::Error::InvalidArgument(e.to_string()))?;
         let mut slots = vec![0; newest as usize + 1];
         slots[newest as usize] = 1;
-        let cf = self.store.pages_cf()?;
-        let mut batch = WriteBatch::default();
+        let mut batch = self.store.batch()?;
         for (mut key, operand) in [
             (keys::page_key(&prefix, newest as u16, page_no), op.encode()),
             (
@@ -76,7 +69,7 @@ impl CuckooFilter {
             ),
         ] {
             key.extend_from_slice(&seq.to_be_bytes());
-            batch.put_cf(cf, key, operand);
+            batch.put_page(key, operand);
         }
         self.store.write(batch)
     }

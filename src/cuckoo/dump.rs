@@ -14,7 +14,6 @@ use crate::chunk::{self, DumpCursor};
 use crate::error::{CuckooError, Error, Result};
 use crate::keys;
 use crate::meta::{CuckooParams, KeyType, Params};
-use rocksdb::WriteBatch;
 use rocksketch_merge::bytes::{le_u32, le_u64};
 
 const MAGIC: &[u8; 4] = b"RKCF";
@@ -140,12 +139,8 @@ impl CuckooFilter {
         self.checked_page(raw, &sub).map_err(|_| bad())?;
         // The page as it was: restoring into the empty filter the header created.
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
-        let mut batch = WriteBatch::default();
-        batch.put_cf(
-            self.store.pages_cf()?,
-            keys::page_key(&prefix, sub_index as u16, page),
-            raw,
-        );
+        let mut batch = self.store.batch()?;
+        batch.put_page(keys::page_key(&prefix, sub_index as u16, page), raw);
         self.store.write(batch)
     }
 }

@@ -779,10 +779,12 @@ fn info(conn: &Connection, args: &[Vec<u8>]) -> Reply {
     }
     if want("stats") {
         let stats = &shared.stats;
+        let (hits, misses, cached) = shared.store.page_cache_stats();
         let _ = write!(
             text,
             "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
-             rejected_connections:{}\r\n\r\n",
+             rejected_connections:{}\r\npage_cache_hits:{hits}\r\n\
+             page_cache_misses:{misses}\r\npage_cache_bytes:{cached}\r\n\r\n",
             stats.connections.load(Ordering::Relaxed),
             stats.commands.load(Ordering::Relaxed),
             stats.rejected.load(Ordering::Relaxed),

@@ -1,10 +1,10 @@
 //! The key guard: a held key stripe (see [`crate::locks`]) and what may be done under it.
 
+use super::Batch;
 use super::{keys, now_ms, Store};
 use crate::error::{Error, Result};
 use crate::locks::Held;
 use crate::meta::{KeyType, Meta};
-use rocksdb::WriteBatch;
 
 /// A key's stripe, held (see [`crate::locks`]): the one way to reach a key's metadata
 /// under its lock, and, held exclusively, to change it.
@@ -53,7 +53,7 @@ impl KeyGuard<'_> {
     /// version over an older record (one that expired and was not yet swept) removes
     /// the older version's pages in the same batch. The cache changes only once the
     /// batch is written.
-    pub(crate) fn put_meta(&self, meta: Meta, mut batch: WriteBatch) -> Result<()> {
+    pub(crate) fn put_meta(&self, meta: Meta, mut batch: Batch<'_>) -> Result<()> {
         self.require_exclusive()?;
         let store = self.store;
         if let Some(old) = store.read_meta(self.ns, self.key, false)? {
@@ -62,7 +62,7 @@ impl KeyGuard<'_> {
             }
         }
         let mkey = keys::meta_key(self.ns, self.key);
-        batch.put_cf(store.meta_cf()?, &mkey, meta.encode());
+        batch.put_meta(&mkey, &meta.encode());
         store.write(batch)?;
         store.inner.cache.insert(mkey, meta);
         Ok(())
@@ -72,7 +72,7 @@ impl KeyGuard<'_> {
     /// all its pages (the lock must be exclusive).
     pub(crate) fn delete(&self, meta: &Meta) -> Result<()> {
         self.require_exclusive()?;
-        let mut batch = WriteBatch::default();
+        let mut batch = self.store.batch()?;
         self.store
             .delete_into(&mut batch, self.ns, self.key, meta)?;
         self.store.write(batch)?;

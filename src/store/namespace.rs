@@ -6,7 +6,7 @@ use crate::cms::Cms;
 use crate::cuckoo::CuckooFilter;
 use crate::error::{Error, Result};
 use crate::meta::{KeyType, Meta};
-use rocksdb::{IteratorMode, WriteBatch};
+use rocksdb::IteratorMode;
 
 /// The keys of one namespace, and the generic operations over them.
 #[derive(Clone)]
@@ -152,7 +152,7 @@ impl Namespace {
             expire_at_ms: at_ms,
             ..meta
         };
-        guard.put_meta(meta, WriteBatch::default())?;
+        guard.put_meta(meta, self.store.batch()?)?;
         Ok(true)
     }
 
@@ -165,7 +165,7 @@ impl Namespace {
                     expire_at_ms: 0,
                     ..meta
                 };
-                guard.put_meta(meta, WriteBatch::default())?;
+                guard.put_meta(meta, self.store.batch()?)?;
                 Ok(true)
             }
             _ => Ok(false),

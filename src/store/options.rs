@@ -29,6 +29,9 @@ pub struct StoreOptions {
     pub write_buffer_bytes: usize,
     /// Block cache shared by both column families. Default 64 MiB.
     pub block_cache_bytes: usize,
+    /// The hot-page cache: decoded pages kept in memory, read without RocksDB and
+    /// updated by every write (see the README). Default 64 MiB; 0 turns it off.
+    pub page_cache_bytes: usize,
 }
 
 impl Default for StoreOptions {
@@ -40,6 +43,7 @@ impl Default for StoreOptions {
             max_successive_merges: 32,
             write_buffer_bytes: 32 << 20,
             block_cache_bytes: 64 << 20,
+            page_cache_bytes: 64 << 20,
         }
     }
 }

@@ -2,9 +2,10 @@
 //! the meta column family names the version while its pages are written, and
 //! [`Store::open`] drops the pages of any version a previous process left unfinished.
 
+use super::Batch;
 use super::{keys, Store};
-use crate::error::{Error, Result};
-use rocksdb::{IteratorMode, WriteBatch};
+use crate::error::Result;
+use rocksdb::IteratorMode;
 
 /// The namespace of the store's own records in the meta column family. The RESP host
 /// never maps a database to it (`SELECT` stops below it); library users must not use it.
@@ -24,24 +25,21 @@ impl Store {
     /// more than one batch (see `CMS.MERGE`), before they become the key's version:
     /// if the process dies first, the next open drops them.
     pub(crate) fn mark_pending(&self, prefix: &[u8]) -> Result<()> {
-        let mut batch = WriteBatch::default();
-        batch.put_cf(self.meta_cf()?, pending_key(prefix), b"");
+        let mut batch = self.batch()?;
+        batch.put_meta(&pending_key(prefix), b"");
         self.write(batch)
     }
 
     /// Adds the end of a pending write (the version is now live) to `batch`.
-    pub(crate) fn clear_pending_into(&self, batch: &mut WriteBatch, prefix: &[u8]) -> Result<()> {
-        batch.delete_cf(self.meta_cf()?, pending_key(prefix));
-        Ok(())
+    pub(crate) fn clear_pending_into(&self, batch: &mut Batch<'_>, prefix: &[u8]) {
+        batch.delete_meta(&pending_key(prefix));
     }
 
     /// Abandons a pending write: drops its pages and its marker, in one batch.
     pub(crate) fn drop_pending(&self, prefix: &[u8]) -> Result<()> {
-        let mut batch = WriteBatch::default();
-        let end = keys::prefix_end(prefix)
-            .ok_or_else(|| Error::InvalidArgument("key too long".to_owned()))?;
-        batch.delete_range_cf(self.pages_cf()?, prefix.to_vec(), end);
-        self.clear_pending_into(&mut batch, prefix)?;
+        let mut batch = self.batch()?;
+        batch.delete_pages(prefix)?;
+        self.clear_pending_into(&mut batch, prefix);
         self.write(batch)
     }
 
@@ -82,10 +80,9 @@ mod tests {
         {
             let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
             store.mark_pending(&pending).unwrap();
-            let mut batch = WriteBatch::default();
-            let cf = store.pages_cf().unwrap();
-            batch.put_cf(cf, page(&pending), b"half-written");
-            batch.put_cf(cf, page(&live), b"kept");
+            let mut batch = store.batch().unwrap();
+            batch.put_page(page(&pending), b"half-written");
+            batch.put_page(page(&live), b"kept");
             store.write(batch).unwrap();
             // The process dies here, before the switch.
         }

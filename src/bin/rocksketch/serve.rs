@@ -22,6 +22,7 @@ pub fn run(argv: &[String]) -> Result<(), String> {
             "max-args",
             "client-query-buffer-limit",
             "databases",
+            "cache-mb",
         ],
     )?;
     if let Some(extra) = args.positional.first() {
@@ -44,8 +45,13 @@ pub fn run(argv: &[String]) -> Result<(), String> {
         enable_debug_command: args.switch("enable-debug-command"),
     };
     let dir = args.get("dir", "./rocksketch-data".to_owned())?;
+    let default_cache_mb = StoreOptions::default().page_cache_bytes >> 20;
+    let cache_mb: usize = args.get("cache-mb", default_cache_mb)?;
     let options = StoreOptions {
         sync_writes: args.switch("sync"),
+        page_cache_bytes: cache_mb
+            .checked_mul(1 << 20)
+            .ok_or_else(|| format!("--cache-mb {cache_mb} is too large"))?,
         ..StoreOptions::default()
     };
     let store = Store::open(&dir, options).map_err(|e| format!("opening {dir}: {e}"))?;

@@ -1,0 +1,89 @@
+//! `CF.ADDNX` for many items at once: the batch that combined adds run as.
+
+use super::{cuckoo_params, hash_all, CuckooFilter, Hashed};
+use crate::error::{Error, Result};
+use crate::keys;
+use rocksketch_merge::cuckoo::FpPage;
+use rocksketch_merge::Page;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+impl CuckooFilter {
+    /// Adds each item that is not present, in order (`CF.ADDNX` for many items):
+    /// whether each was added. An error stops the run and is returned with the answers
+    /// before it (whose adds are kept).
+    ///
+    /// Under the key's lock: one read of every page the items fall in, the items checked
+    /// and inserted in order into those pages in memory (so a repeated item, or one
+    /// sharing a fingerprint and bucket with an earlier one, reads as present), then one
+    /// write batch. If the adds would pass the newest sub-filter's target, the items go
+    /// one by one instead, each growing the chain as it needs.
+    pub fn add_nx_many<I: AsRef<[u8]>>(&self, items: &[I]) -> (Vec<bool>, Option<Error>) {
+        match self.add_nx_batch(items) {
+            Ok(Some(added)) => (added, None),
+            Ok(None) => {
+                let mut added = Vec::with_capacity(items.len());
+                for item in items {
+                    match self.add_nx_alone(item.as_ref()) {
+                        Ok(new) => added.push(new),
+                        Err(err) => return (added, Some(err)),
+                    }
+                }
+                (added, None)
+            }
+            Err(err) => (Vec::new(), Some(err)),
+        }
+    }
+
+    /// The one-batch path of [`CuckooFilter::add_nx_many`]; `None` (nothing written) if
+    /// the items must go one by one.
+    fn add_nx_batch<I: AsRef<[u8]>>(&self, items: &[I]) -> Result<Option<Vec<bool>>> {
+        let guard = self.store.lock(self.ns, &self.key);
+        let meta = self.meta_or_create(&guard)?;
+        let params = cuckoo_params(&meta)?;
+        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let hashed = hash_all(items, params.fp_bits);
+        let (subs, mut pages) = self.item_pages(&prefix, &params, &hashed)?;
+        let newest = params.filters - 1;
+        let Some(sub) = subs.last() else {
+            return Ok(None);
+        };
+        let mut added = Vec::with_capacity(items.len());
+        let mut new: Vec<Hashed> = Vec::new();
+        for h in &hashed {
+            let present = subs.iter().enumerate().any(|(i, s)| {
+                let (page, bucket) = s.locate(h.h);
+                pages
+                    .get(&(i as u32, page))
+                    .and_then(|p| p.as_fp())
+                    .is_some_and(|p| p.contains(bucket, h.fp))
+            });
+            if !present {
+                let (page, bucket) = sub.locate(h.h);
+                // The batch's own adds, on a copy of the page (the cache keeps its own).
+                let page_now = pages
+                    .entry((newest, page))
+                    .or_insert_with(|| Arc::new(Page::Fp(FpPage::empty(sub.shape))));
+                if let Page::Fp(fp_page) = Arc::make_mut(page_now) {
+                    fp_page.insert(bucket, h.fp);
+                }
+                new.push(*h);
+            }
+            added.push(!present);
+        }
+        if new.is_empty() {
+            return Ok(Some(added));
+        }
+        let n = new.len() as u64;
+        if self.counts(&prefix)?.get(newest as usize).saturating_add(n) > sub.target {
+            return Ok(None);
+        }
+        let batch = self.insert_batch(&prefix, &params, newest, &new)?;
+        self.store.write(batch)?;
+        if let Some(hint) = self.store.existing_count_hint(&prefix, newest) {
+            hint.fetch_add(n, Ordering::Relaxed);
+        }
+        drop(guard);
+        Ok(Some(added))
+    }
+}

@@ -1,0 +1,268 @@
+//! The hot-page cache: decoded pages in memory, answered without RocksDB, a copy or a
+//! checksum; the pages in RocksDB stay the durable copy.
+//!
+//! A write applies each of its operands to the cached page (with the merge crate's
+//! [`Page::apply`], the full merge's own code) once RocksDB has taken the write; a put
+//! or an operand the page refuses drops the page instead. A failed write changes
+//! nothing. A reader that misses reads RocksDB and installs what it read, unless a
+//! write of that page was in flight or began meanwhile (the fill race: the value read
+//! may or may not hold that write's operand, so installing it could lose the operand or
+//! apply it twice). Each page key's slot counts its writers in flight and holds at most
+//! one pending fill, which any writer's start cancels.
+//!
+//! Bounded: pages are evicted (clock order) when a shard's pages pass its share of the
+//! budget; a page larger than a shard's share is never cached.
+
+use parking_lot::Mutex;
+use rocksketch_merge::Page;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+const SHARDS: usize = 64;
+
+/// Bytes a slot costs beyond its page (key, map entry, counters), roughly.
+const SLOT_OVERHEAD: usize = 96;
+
+pub(crate) struct HotPages {
+    shards: Box<[Mutex<Shard>]>,
+    shard_budget: usize,
+    next_fill: AtomicU64,
+    pub(crate) stats: HotStats,
+}
+
+/// Counters for `INFO` and the benchmarks.
+#[derive(Default)]
+pub(crate) struct HotStats {
+    pub(crate) hits: AtomicU64,
+    pub(crate) misses: AtomicU64,
+}
+
+#[derive(Default)]
+struct Shard {
+    slots: HashMap<Vec<u8>, Slot>,
+    /// Bytes of cached pages and their slots.
+    bytes: usize,
+}
+
+#[derive(Default)]
+struct Slot {
+    page: Option<Arc<Page>>,
+    /// Writes of this page begun and not yet finished.
+    writers: u32,
+    /// The reader allowed to install the page it is reading, if any.
+    fill: Option<u64>,
+    /// Clock bit: read since the eviction hand last passed.
+    used: bool,
+}
+
+impl Slot {
+    fn is_empty(&self) -> bool {
+        self.page.is_none() && self.writers == 0 && self.fill.is_none()
+    }
+
+    fn cost(&self, key: &[u8]) -> usize {
+        self.page
+            .as_ref()
+            .map_or(0, |p| p.size() + key.len() + SLOT_OVERHEAD)
+    }
+}
+
+/// What a write does to a cached page when it succeeds.
+pub(crate) enum PageWrite {
+    /// Apply this operand.
+    Merge(Vec<u8>),
+    /// The page was replaced or deleted: drop it.
+    Drop,
+}
+
+/// A miss: the page to read from RocksDB, and the fill ticket if it may be installed.
+pub(crate) struct Miss {
+    pub(crate) at: usize,
+    fill: Option<u64>,
+}
+
+impl HotPages {
+    /// A cache of about `budget` bytes (0 caches nothing).
+    pub(crate) fn new(budget: usize) -> HotPages {
+        HotPages {
+            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            shard_budget: budget / SHARDS,
+            next_fill: AtomicU64::new(1),
+            stats: HotStats::default(),
+        }
+    }
+
+    pub(crate) fn enabled(&self) -> bool {
+        self.shard_budget > 0
+    }
+
+    fn shard(&self, key: &[u8]) -> &Mutex<Shard> {
+        let h = rocksketch_merge::hash::murmur64a(key, 0x5bd1_e995);
+        &self.shards[(h % SHARDS as u64) as usize]
+    }
+
+    /// Looks each key up: the cached pages (`None` where missed), and the misses, each
+    /// registered for a fill where no write of its page is in flight.
+    pub(crate) fn lookup(&self, keys: &[Vec<u8>]) -> (Vec<Option<Arc<Page>>>, Vec<Miss>) {
+        let mut found = Vec::with_capacity(keys.len());
+        let mut misses = Vec::new();
+        for (at, key) in keys.iter().enumerate() {
+            let mut shard = self.shard(key).lock();
+            if let Some(slot) = shard.slots.get_mut(key.as_slice()) {
+                if let Some(page) = &slot.page {
+                    slot.used = true;
+                    found.push(Some(page.clone()));
+                    continue;
+                }
+            }
+            found.push(None);
+            let slot = shard.slots.entry(key.clone()).or_default();
+            let fill = (slot.writers == 0 && slot.fill.is_none()).then(|| {
+                let id = self.next_fill.fetch_add(1, Ordering::Relaxed);
+                slot.fill = Some(id);
+                id
+            });
+            if fill.is_none() && slot.is_empty() {
+                shard.slots.remove(key.as_slice());
+            }
+            misses.push(Miss { at, fill });
+        }
+        let hits = (keys.len() - misses.len()) as u64;
+        self.stats.hits.fetch_add(hits, Ordering::Relaxed);
+        self.stats
+            .misses
+            .fetch_add(misses.len() as u64, Ordering::Relaxed);
+        (found, misses)
+    }
+
+    /// Installs a page read for `miss` (if its fill still stands), or withdraws the
+    /// miss's fill (`page` `None`: never written, or the read failed).
+    pub(crate) fn fill(&self, key: &[u8], miss: &Miss, page: Option<&Arc<Page>>) {
+        let Some(id) = miss.fill else {
+            return;
+        };
+        let mut shard = self.shard(key).lock();
+        let shard = &mut *shard;
+        let Some(slot) = shard.slots.get_mut(key) else {
+            return;
+        };
+        if slot.fill != Some(id) {
+            return;
+        }
+        slot.fill = None;
+        match page {
+            Some(page) if slot.writers == 0 && slot.page.is_none() => {
+                let cost = page.size() + key.len() + SLOT_OVERHEAD;
+                if cost <= self.shard_budget {
+                    slot.page = Some(page.clone());
+                    slot.used = true;
+                    shard.bytes += cost;
+                    evict(shard, self.shard_budget, key);
+                    return;
+                }
+                shard.slots.remove(key);
+            }
+            _ => {
+                if slot.is_empty() {
+                    shard.slots.remove(key);
+                }
+            }
+        }
+    }
+
+    /// Marks the start of a write of each key: fills pending for them are cancelled,
+    /// and no fill starts until [`HotPages::end_writes`].
+    pub(crate) fn begin_writes<'k>(&self, keys: impl Iterator<Item = &'k [u8]>) {
+        for key in keys {
+            let mut shard = self.shard(key).lock();
+            let slot = shard.slots.entry(key.to_vec()).or_default();
+            slot.writers += 1;
+            slot.fill = None;
+        }
+    }
+
+    /// Ends writes begun with [`HotPages::begin_writes`]: if `written`, applies each to
+    /// its cached page, in order.
+    pub(crate) fn end_writes<'w>(
+        &self,
+        writes: impl Iterator<Item = (&'w [u8], &'w PageWrite)>,
+        written: bool,
+    ) {
+        for (key, write) in writes {
+            let mut shard = self.shard(key).lock();
+            let shard = &mut *shard;
+            let Some(slot) = shard.slots.get_mut(key) else {
+                continue;
+            };
+            slot.writers = slot.writers.saturating_sub(1);
+            if written && slot.page.is_some() {
+                let before = slot.cost(key);
+                let keep = match write {
+                    PageWrite::Merge(operand) => slot
+                        .page
+                        .as_mut()
+                        .is_some_and(|page| Arc::make_mut(page).apply(operand)),
+                    PageWrite::Drop => false,
+                };
+                if !keep {
+                    slot.page = None;
+                }
+                let after = slot.cost(key);
+                shard.bytes = shard.bytes.saturating_sub(before) + after;
+            }
+            if slot.is_empty() {
+                shard.slots.remove(key);
+            }
+        }
+    }
+
+    /// Drops every cached page whose key starts with `prefix` (a deleted key version).
+    pub(crate) fn drop_prefix(&self, prefix: &[u8]) {
+        for shard in self.shards.iter() {
+            let mut shard = shard.lock();
+            let shard = &mut *shard;
+            let mut freed = 0;
+            shard.slots.retain(|key, slot| {
+                if !key.starts_with(prefix) {
+                    return true;
+                }
+                freed += slot.cost(key);
+                slot.page = None;
+                !slot.is_empty()
+            });
+            shard.bytes = shard.bytes.saturating_sub(freed);
+        }
+    }
+
+    /// Bytes of pages cached now.
+    pub(crate) fn bytes(&self) -> usize {
+        self.shards.iter().map(|s| s.lock().bytes).sum()
+    }
+}
+
+/// Evicts pages, in clock order, until the shard is within `budget`; `keep` (just
+/// installed) goes last.
+fn evict(shard: &mut Shard, budget: usize, keep: &[u8]) {
+    let mut passes = 0;
+    while shard.bytes > budget && passes < 2 {
+        passes += 1;
+        let mut freed = 0;
+        for (key, slot) in shard.slots.iter_mut() {
+            if shard.bytes - freed <= budget {
+                break;
+            }
+            if slot.page.is_none() || key.as_slice() == keep {
+                continue;
+            }
+            if slot.used {
+                slot.used = false;
+                continue;
+            }
+            freed += slot.cost(key);
+            slot.page = None;
+        }
+        shard.bytes -= freed;
+        shard.slots.retain(|_, slot| !slot.is_empty());
+    }
+}

@@ -1,0 +1,125 @@
+//! Reading pages: through the hot-page cache (see [`super::hot`]), or straight from
+//! RocksDB at a snapshot.
+
+use super::{keys, Store};
+use crate::error::{Error, Result};
+use rocksdb::ReadOptions;
+use rocksketch_merge::tally::Tally;
+use rocksketch_merge::Page;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+impl Store {
+    /// Reads pages by key through the hot-page cache, decoded; `None` for a page never
+    /// written. A page that does not decode is reported as corruption of `what` in `key`.
+    pub(crate) fn read_pages(
+        &self,
+        key: &[u8],
+        what: &'static str,
+        page_keys: &[Vec<u8>],
+    ) -> Result<Vec<Option<Arc<Page>>>> {
+        let hot = &self.inner.hot;
+        if !hot.enabled() {
+            return self.read_pages_at(key, what, page_keys, &ReadOptions::default());
+        }
+        let (mut found, misses) = hot.lookup(page_keys);
+        if misses.is_empty() {
+            return Ok(found);
+        }
+        let wanted: Vec<&[u8]> = misses.iter().map(|m| page_keys[m.at].as_slice()).collect();
+        let values = match self.get_pages(&wanted, &ReadOptions::default()) {
+            Ok(values) => values,
+            Err(err) => {
+                for miss in &misses {
+                    hot.fill(&page_keys[miss.at], miss, None);
+                }
+                return Err(err);
+            }
+        };
+        let mut failure = None;
+        for (miss, value) in misses.iter().zip(values) {
+            let page = match value.map(|raw| Page::decode(&raw)) {
+                None => None,
+                Some(Ok(page)) => Some(Arc::new(page)),
+                Some(Err(source)) => {
+                    failure.get_or_insert(Error::corrupt(key, what, source));
+                    None
+                }
+            };
+            hot.fill(&page_keys[miss.at], miss, page.as_ref());
+            found[miss.at] = page;
+        }
+        match failure {
+            Some(err) => Err(err),
+            None => Ok(found),
+        }
+    }
+
+    /// [`Store::read_pages`] straight from RocksDB with `read_opts` (a snapshot, say).
+    pub(crate) fn read_pages_at(
+        &self,
+        key: &[u8],
+        what: &'static str,
+        page_keys: &[Vec<u8>],
+        read_opts: &ReadOptions,
+    ) -> Result<Vec<Option<Arc<Page>>>> {
+        self.get_pages(page_keys, read_opts)?
+            .into_iter()
+            .map(|value| {
+                value
+                    .map(|raw| Page::decode(&raw).map(Arc::new))
+                    .transpose()
+                    .map_err(|source| Error::corrupt(key, what, source))
+            })
+            .collect()
+    }
+
+    /// The hot-page cache's hits, misses and bytes held.
+    pub fn page_cache_stats(&self) -> (u64, u64, usize) {
+        let hot = &self.inner.hot;
+        (
+            hot.stats.hits.load(Ordering::Relaxed),
+            hot.stats.misses.load(Ordering::Relaxed),
+            hot.bytes(),
+        )
+    }
+
+    /// Reads pages by key, encoded as stored; `None` for a page never written.
+    pub(crate) fn get_pages<K: AsRef<[u8]>>(
+        &self,
+        page_keys: &[K],
+        read_opts: &ReadOptions,
+    ) -> Result<Vec<Option<Vec<u8>>>> {
+        let cf = self.pages_cf()?;
+        self.inner
+            .db
+            .multi_get_cf_opt(page_keys.iter().map(|k| (cf, k)), read_opts)
+            .into_iter()
+            .map(|r| r.map_err(Error::from))
+            .collect()
+    }
+
+    /// The tally page of a key version (`prefix`); zeros if never written.
+    pub(crate) fn read_tally(&self, key: &[u8], prefix: &[u8]) -> Result<Tally> {
+        let page = keys::page_key(prefix, keys::TALLY_SUB, 0);
+        match self
+            .read_pages(key, "the tally page", &[page])?
+            .pop()
+            .flatten()
+            .as_deref()
+        {
+            None => Ok(Tally::default()),
+            Some(Page::Tally(tally)) => Ok(tally.clone()),
+            Some(_) => Err(wrong_kind(key, "the tally page")),
+        }
+    }
+}
+
+/// The error of a page of another kind than its key's layout says.
+pub(crate) fn wrong_kind(key: &[u8], what: &'static str) -> Error {
+    Error::corrupt(
+        key,
+        what,
+        rocksketch_merge::Error::Invalid("a page of another kind"),
+    )
+}

@@ -11,10 +11,10 @@ use crate::error::{BloomError, Error, Result};
 use crate::keys::{self, TALLY_SUB};
 use crate::meta::{BloomParams, KeyType, Meta, Params};
 use crate::store::{wrong_kind, KeyGuard, Store};
-use rocksketch_merge::bits::{BitDelta, BitPage};
+use rocksketch_merge::bits::BitDelta;
 use rocksketch_merge::tally::Tally;
 use rocksketch_merge::Page;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -115,16 +115,19 @@ impl BloomFilter {
         let stored_filters = params.filters;
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
         let hashed: Vec<(u64, u64)> = items.iter().map(|i| hashes(i.as_ref())).collect();
-        let mut pages = self.read_item_pages(&prefix, &params, &hashed)?;
+        let pages = self.read_item_pages(&prefix, &params, &hashed)?;
         let mut counts = self.counts(&prefix)?.slots().to_vec();
         counts.resize(MAX_FILTERS as usize, 0);
         let mut added_to = vec![0u64; MAX_FILTERS as usize];
         let mut new_bits: BTreeMap<(u32, u32), Vec<u32>> = BTreeMap::new();
+        // The bits this batch set, by (sub-filter, page, bit): read along with the pages
+        // (which stay as read: the cache shares them).
+        let mut fresh: HashSet<(u32, u32, u32)> = HashSet::new();
         // The answers stand only once the write has succeeded.
         let mut added = Vec::with_capacity(items.len());
         let mut outcome = Ok(());
         for h in &hashed {
-            if contains(&pages, &params, *h) {
+            if contains(&pages, &fresh, &params, *h) {
                 added.push(false);
                 continue;
             }
@@ -143,15 +146,7 @@ impl BloomFilter {
             }
             let sub = Sub::of(&params, newest);
             let (page, bits) = sub.locate(*h);
-            // The batch's own adds, on a copy of the page (the cache keeps the original).
-            let page_now = pages
-                .entry((newest, page))
-                .or_insert_with(|| Arc::new(Page::Bits(BitPage::zeroed(sub.page_bits))));
-            if let Page::Bits(bit_page) = Arc::make_mut(page_now) {
-                for bit in &bits {
-                    bit_page.set(*bit);
-                }
-            }
+            fresh.extend(bits.iter().map(|bit| (newest, page, *bit)));
             new_bits.entry((newest, page)).or_default().extend(bits);
             counts[newest as usize] += 1;
             added_to[newest as usize] += 1;
@@ -338,7 +333,7 @@ impl BloomFilter {
         let pages = self.read_item_pages(&prefix, &params, &hashed)?;
         Ok(hashed
             .iter()
-            .map(|h| contains(&pages, &params, *h))
+            .map(|h| contains(&pages, &HashSet::new(), &params, *h))
             .collect())
     }
 
@@ -406,13 +401,21 @@ impl BloomFilter {
 }
 
 /// Whether every bit of the item with hashes `h` is set in some sub-filter's page.
-fn contains(pages: &BitPages, params: &BloomParams, h: (u64, u64)) -> bool {
+/// `fresh` holds bits set since the pages were read, as (sub-filter, page, bit).
+fn contains(
+    pages: &BitPages,
+    fresh: &HashSet<(u32, u32, u32)>,
+    params: &BloomParams,
+    h: (u64, u64),
+) -> bool {
     (0..params.filters).any(|i| {
         let (page, bits) = Sub::of(params, i).locate(h);
-        match pages.get(&(i, page)).map(|p| &**p) {
-            Some(Page::Bits(p)) => bits.iter().all(|b| p.get(*b)),
-            _ => false,
-        }
+        let read = match pages.get(&(i, page)).map(|p| &**p) {
+            Some(Page::Bits(p)) => Some(p),
+            _ => None,
+        };
+        bits.iter()
+            .all(|b| read.is_some_and(|p| p.get(*b)) || fresh.contains(&(i, page, *b)))
     })
 }
 

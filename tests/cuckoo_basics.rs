@@ -377,3 +377,31 @@ fn dump_and_load(store: &rocksketch::Store) -> Vec<(i64, Vec<u8>)> {
     }
     chunks
 }
+
+/// The batch that combined `CF.ADDNX`s run as answers as if the items went one by one:
+/// a repeat within the batch is present, across a chain that grows mid-batch too.
+#[test]
+fn add_nx_many_answers_repeats_within_the_batch_as_present() {
+    let t = common::TempStore::new();
+    let cf = t.store().cuckoo("nx");
+    cf.reserve(CuckooOptions {
+        capacity: 64,
+        bucket_size: 2,
+        fp_bits: 16,
+        ..CuckooOptions::default()
+    })
+    .unwrap();
+    let (added, error) = cf.add_nx_many(&["a", "b", "a", "c", "b"]);
+    assert!(error.is_none());
+    assert_eq!(added, vec![true, true, false, true, false]);
+    // Past the target: the rest go one by one and the chain grows.
+    let items: Vec<String> = (0..300).map(|i| format!("i{}", i % 150)).collect();
+    let (added, error) = cf.add_nx_many(&items);
+    assert!(error.is_none());
+    assert_eq!(added.iter().filter(|a| **a).count(), 150);
+    assert!(added[150..].iter().all(|a| !a));
+    assert!(cf.info().unwrap().filters > 1);
+    for i in 0..150 {
+        assert_eq!(cf.count(format!("i{i}")).unwrap(), 1);
+    }
+}

@@ -3,10 +3,8 @@
 use super::{cuckoo_params, hash_all, CuckooFilter, Hashed};
 use crate::error::{Error, Result};
 use crate::keys;
-use rocksketch_merge::cuckoo::FpPage;
-use rocksketch_merge::Page;
+use std::collections::HashSet;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 
 impl CuckooFilter {
     /// Adds each item that is not present, in order (`CF.ADDNX` for many items):
@@ -43,13 +41,16 @@ impl CuckooFilter {
         let params = cuckoo_params(&meta)?;
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
         let hashed = hash_all(items, params.fp_bits);
-        let (subs, mut pages) = self.item_pages(&prefix, &params, &hashed)?;
+        let (subs, pages) = self.item_pages(&prefix, &params, &hashed)?;
         let newest = params.filters - 1;
         let Some(sub) = subs.last() else {
             return Ok(None);
         };
         let mut added = Vec::with_capacity(items.len());
         let mut new: Vec<Hashed> = Vec::new();
+        // This batch's inserts into the newest sub-filter, as (page, bucket, fingerprint):
+        // read along with the pages (which stay as read: the cache shares them).
+        let mut fresh: HashSet<(u32, u32, u16)> = HashSet::new();
         for h in &hashed {
             let present = subs.iter().enumerate().any(|(i, s)| {
                 let (page, bucket) = s.locate(h.h);
@@ -57,16 +58,16 @@ impl CuckooFilter {
                     .get(&(i as u32, page))
                     .and_then(|p| p.as_fp())
                     .is_some_and(|p| p.contains(bucket, h.fp))
-            });
+            }) || {
+                // Found as a page finds it: in the item's bucket or its alternate (the
+                // pairing is symmetric).
+                let (page, bucket) = sub.locate(h.h);
+                fresh.contains(&(page, bucket, h.fp))
+                    || fresh.contains(&(page, sub.shape.alt(bucket, h.fp), h.fp))
+            };
             if !present {
                 let (page, bucket) = sub.locate(h.h);
-                // The batch's own adds, on a copy of the page (the cache keeps its own).
-                let page_now = pages
-                    .entry((newest, page))
-                    .or_insert_with(|| Arc::new(Page::Fp(FpPage::empty(sub.shape))));
-                if let Page::Fp(fp_page) = Arc::make_mut(page_now) {
-                    fp_page.insert(bucket, h.fp);
-                }
+                fresh.insert((page, bucket, h.fp));
                 new.push(*h);
             }
             added.push(!present);

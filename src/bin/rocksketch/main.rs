@@ -19,7 +19,7 @@ const USAGE: &str = "usage:
   rocksketch serve [--dir DIR] [--bind ADDR] [--port N] [--requirepass SECRET]
                    [--maxclients N] [--proto-max-bulk-len B] [--max-args N]
                    [--client-query-buffer-limit B] [--databases N] [--sync]
-                   [--cache-mb MB]
+                   [--cache-mb MB] [--max-successive-merges K]
       serve the CMS.*, BF.* and CF.* commands over RESP2/RESP3 from DIR
       (default ./rocksketch-data) on 127.0.0.1:6379; --port 0 picks a free port;
       --sync makes every write durable before it is acknowledged;

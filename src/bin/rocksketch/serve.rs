@@ -23,6 +23,7 @@ pub fn run(argv: &[String]) -> Result<(), String> {
             "client-query-buffer-limit",
             "databases",
             "cache-mb",
+            "max-successive-merges",
         ],
     )?;
     if let Some(extra) = args.positional.first() {
@@ -49,6 +50,10 @@ pub fn run(argv: &[String]) -> Result<(), String> {
     let cache_mb: usize = args.get("cache-mb", default_cache_mb)?;
     let options = StoreOptions {
         sync_writes: args.switch("sync"),
+        max_successive_merges: args.get(
+            "max-successive-merges",
+            StoreOptions::default().max_successive_merges,
+        )?,
         page_cache_bytes: cache_mb
             .checked_mul(1 << 20)
             .ok_or_else(|| format!("--cache-mb {cache_mb} is too large"))?,

@@ -1,24 +1,26 @@
-//! One client connection: read, parse every complete request, run it, write the replies.
+//! One client connection's state: parse complete requests from its input, run them, and
+//! encode the replies. The I/O is the worker's (see [`super::worker`]).
 
 use super::commands::{self, Outcome};
 use super::multi::Transaction;
 use super::{Shared, UNAUTHENTICATED_LIMITS};
 use crate::command::{self, Reply};
 use crate::resp::{self, Protocol, RequestParser};
-use std::io::{ErrorKind, Read, Write};
-use std::net::TcpStream;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-/// Replies are written once this much is pending, even in the middle of a pipeline.
-const FLUSH_AT: usize = 64 << 10;
+/// Requests parsed and run in one go: their replies are written before more are run,
+/// which bounds the output a pipeline can pile up.
+const MAX_RUN: usize = 512;
+
+/// Once this much output is pending, no more requests are run until it is written.
+pub(crate) const FLUSH_AT: usize = 64 << 10;
 
 /// The state of one connection.
 pub(crate) struct Connection {
     pub(crate) shared: Arc<Shared>,
     pub(crate) id: u64,
-    stream: TcpStream,
     pub(crate) protocol: Protocol,
     pub(crate) db: u16,
     pub(crate) authenticated: bool,
@@ -27,12 +29,15 @@ pub(crate) struct Connection {
     pub(crate) transaction: Option<Transaction>,
 }
 
+/// A batch key across connections: database, command and key.
+pub(crate) type BatchKey = (u16, &'static str, Vec<u8>);
+
 /// What a client gets when its command panicked; the connection is closed after it.
 const PANICKED: &str =
     "ERR internal error: the command failed unexpectedly; closing the connection";
 
 impl Connection {
-    pub(crate) fn new(shared: Arc<Shared>, id: u64, stream: TcpStream) -> Connection {
+    pub(crate) fn new(shared: Arc<Shared>, id: u64) -> Connection {
         let authenticated = shared.config.requirepass.is_none();
         let limits = if authenticated {
             shared.config.limits
@@ -42,7 +47,6 @@ impl Connection {
         Connection {
             shared,
             id,
-            stream,
             protocol: Protocol::Resp2,
             db: 0,
             authenticated,
@@ -57,42 +61,31 @@ impl Connection {
         self.parser.set_limits(self.shared.config.limits);
     }
 
-    /// Serves the connection until the client leaves, sends `QUIT`, breaks the
-    /// protocol, or the server shuts down.
-    pub(crate) fn serve(mut self) {
-        let mut input: Vec<u8> = Vec::with_capacity(16 << 10);
-        let mut output: Vec<u8> = Vec::with_capacity(16 << 10);
-        let mut chunk = vec![0u8; 16 << 10];
-        loop {
-            let read = match self.stream.read(&mut chunk) {
-                Ok(0) => return,
-                Ok(n) => n,
-                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(_) => return,
-            };
-            input.extend_from_slice(&chunk[..read]);
-            let (consumed, close) = self.run_requests(&input, &mut output);
-            input.drain(..consumed);
-            if !output.is_empty() && self.stream.write_all(&output).is_err() {
-                return;
-            }
-            output.clear();
-            if close || self.shared.is_shutting_down() {
-                return;
-            }
-            if input.len() > self.shared.config.max_query_buffer {
-                let err = Reply::Error("ERR Protocol error: query buffer limit reached".into());
-                resp::encode(&err, self.protocol, &mut output);
-                let _ = self.stream.write_all(&output);
-                return;
-            }
+    /// If `input` is nothing but complete requests that can run as one batch (see
+    /// [`command::batch`]), on an authenticated connection outside `MULTI`: those
+    /// requests, their batch key (with this connection's database) and the bytes they
+    /// take. The caller runs them with other connections' requests of the same key.
+    pub(crate) fn whole_batch(&mut self, input: &[u8]) -> Option<(BatchKey, Vec<Vec<Vec<u8>>>)> {
+        if !self.authenticated || self.transaction.is_some() || input.is_empty() {
+            return None;
         }
+        let (requests, used, broken) = self.parse_requests(input, false);
+        if broken.is_some() || used != input.len() || requests.is_empty() {
+            return None;
+        }
+        let (name, key) = command::batch::batch_key(&requests[0])?;
+        if command::batch::run_length(&requests, 0) != requests.len() {
+            return None;
+        }
+        let key = (self.db, name, key.to_vec());
+        Some((key, requests))
     }
 
-    /// Runs every complete request in `input`, encoding replies into `output`; returns
+    /// Runs complete requests from the start of `input` (at most [`MAX_RUN`], and none
+    /// once `output` holds [`FLUSH_AT`] bytes), encoding replies into `output`; returns
     /// the bytes consumed and whether to close the connection afterwards. Neighbouring
     /// requests that can run as one batch (see [`command::batch`]) do so.
-    fn run_requests(&mut self, input: &[u8], output: &mut Vec<u8>) -> (usize, bool) {
+    pub(crate) fn run_requests(&mut self, input: &[u8], output: &mut Vec<u8>) -> (usize, bool) {
         let mut consumed = 0;
         loop {
             // A stranger's requests are parsed one at a time, each under the limits in
@@ -108,7 +101,7 @@ impl Connection {
                 resp::encode(&reply, self.protocol, output);
                 return (consumed, true);
             }
-            if !one_only || used == 0 {
+            if !one_only || used == 0 || output.len() >= FLUSH_AT {
                 return (consumed, false);
             }
         }
@@ -123,7 +116,7 @@ impl Connection {
     ) -> (Vec<Vec<Vec<u8>>>, usize, Option<Reply>) {
         let mut consumed = 0;
         let mut requests = Vec::new();
-        loop {
+        while requests.len() < MAX_RUN {
             match self.parser.next(&input[consumed..]) {
                 Ok(Some((args, used))) => {
                     consumed += used;
@@ -138,6 +131,7 @@ impl Connection {
                 Err(e) => return (requests, consumed, Some(Reply::Error(e.to_string()))),
             }
         }
+        (requests, consumed, None)
     }
 
     /// Runs parsed requests in order, batching neighbours where they allow it; whether
@@ -176,12 +170,6 @@ impl Connection {
                 }
             }
             at += run;
-            if output.len() >= FLUSH_AT {
-                if self.stream.write_all(output).is_err() {
-                    return true;
-                }
-                output.clear();
-            }
         }
         false
     }

@@ -1,8 +1,10 @@
 //! `rocksketch serve`: a RESP2/RESP3 host for the RedisBloom command set over a [`Store`].
 //!
-//! One thread per connection, blocking I/O. Blind writes never take a lock another
-//! client waits on, so clients run in parallel; RocksDB's write group commits their
-//! batches together.
+//! A fixed pool of I/O threads (one per core by default) multiplexes the connections
+//! with readiness I/O (see [`worker`]); the accepting thread hands each new connection
+//! to one of them. Blind writes never take a lock another client waits on, so the
+//! threads run in parallel; answered writes to one key are combined into batches, and
+//! RocksDB's write group commits concurrent batches together.
 //!
 //! ```no_run
 //! # fn main() -> std::io::Result<()> {
@@ -23,13 +25,15 @@ mod conn;
 mod gate;
 pub mod glob;
 mod multi;
+mod together;
+mod worker;
 
 use crate::resp::Limits;
 use crate::store::Store;
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -56,6 +60,8 @@ pub struct ServerConfig {
     pub databases: u16,
     /// Whether `DEBUG` is answered (Redis's `enable-debug-command`); off by default.
     pub enable_debug_command: bool,
+    /// I/O threads serving the connections; 0 means one per core.
+    pub threads: usize,
 }
 
 impl Default for ServerConfig {
@@ -69,6 +75,7 @@ impl Default for ServerConfig {
             max_query_buffer: 1 << 30,
             databases: 16,
             enable_debug_command: false,
+            threads: 0,
         }
     }
 }
@@ -87,17 +94,15 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(20);
 const RESERVED_DESCRIPTORS: u64 = 256;
 
 /// `max_clients`, lowered if the open-file limit cannot be raised to serve that many
-/// (each client holds two descriptors: its socket and the handle that closes it at
-/// shutdown).
+/// (each client holds one descriptor, its socket; the I/O threads' epoll instances are
+/// among the reserved).
 fn fit_max_clients(max_clients: usize) -> usize {
-    let wanted = (max_clients as u64)
-        .saturating_mul(2)
-        .saturating_add(RESERVED_DESCRIPTORS);
+    let wanted = (max_clients as u64).saturating_add(RESERVED_DESCRIPTORS);
     let limit = rlimit::increase_nofile_limit(wanted).unwrap_or(1024);
     if limit >= wanted {
         return max_clients;
     }
-    (limit.saturating_sub(RESERVED_DESCRIPTORS) / 2).max(1) as usize
+    limit.saturating_sub(RESERVED_DESCRIPTORS).max(1) as usize
 }
 
 /// Metadata records the expiry sweeper reads per step, and its pause between steps.
@@ -165,9 +170,8 @@ pub(crate) struct Stats {
     rejected: AtomicU64,
 }
 
-/// What `CLIENT LIST` shows of a connection, and the socket to close at shutdown.
+/// What `CLIENT LIST` shows of a connection.
 pub(crate) struct ClientEntry {
-    stream: TcpStream,
     info: ClientInfo,
 }
 
@@ -247,10 +251,14 @@ impl Server {
     }
 
     /// Accepts and serves clients until shut down, then closes every connection, waits
-    /// for their threads and flushes the store, so nothing acknowledged is lost.
+    /// for the I/O threads and flushes the store, so nothing acknowledged is lost.
     pub fn run(self) -> crate::Result<()> {
+        let threads = match self.shared.config.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
+        let mut workers = worker::Workers::start(&self.shared, threads)?;
         let sweeper = self.start_sweeper();
-        let mut threads: Vec<JoinHandle<()>> = Vec::new();
         for stream in self.listener.incoming() {
             if self.shared.is_shutting_down() {
                 break;
@@ -267,17 +275,12 @@ impl Server {
                     continue;
                 }
             };
-            threads.retain(|t| !t.is_finished());
-            if let Some(thread) = self.admit(stream) {
-                threads.push(thread);
+            if let Some(admitted) = self.admit(stream) {
+                workers.assign(admitted);
             }
         }
-        for entry in self.shared.clients.lock().values() {
-            let _ = entry.stream.shutdown(Shutdown::Both);
-        }
-        for thread in threads {
-            let _ = thread.join();
-        }
+        // Each I/O thread closes its connections as it stops.
+        workers.join();
         if let Some(sweeper) = sweeper {
             let _ = sweeper.join();
         }
@@ -312,8 +315,9 @@ impl Server {
             .ok()
     }
 
-    /// Registers a new connection and starts its thread; refuses it past `max_clients`.
-    fn admit(&self, mut stream: TcpStream) -> Option<JoinHandle<()>> {
+    /// Registers a new connection, for an I/O thread to serve; refuses it past
+    /// `max_clients`.
+    fn admit(&self, mut stream: TcpStream) -> Option<worker::Admitted> {
         let shared = &self.shared;
         shared.stats.connections.fetch_add(1, Ordering::Relaxed);
         let _ = stream.set_nodelay(true);
@@ -331,49 +335,28 @@ impl Server {
             connected: Some(Instant::now()),
             ..ClientInfo::default()
         };
-        {
-            let mut clients = shared.clients.lock();
-            let control = stream.try_clone().ok();
-            match control {
-                Some(control) if clients.len() < shared.config.max_clients => {
-                    clients.insert(
-                        id,
-                        ClientEntry {
-                            stream: control,
-                            info,
-                        },
-                    );
-                }
-                _ => {
-                    drop(clients);
-                    shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
-                    let _ = stream.write_all(b"-ERR max number of clients reached\r\n");
-                    return None;
-                }
+        let mut clients = shared.clients.lock();
+        match clients.len() < shared.config.max_clients {
+            true => {
+                clients.insert(id, ClientEntry { info });
+            }
+            false => {
+                drop(clients);
+                shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
+                let _ = stream.write_all(b"-ERR max number of clients reached\r\n");
+                return None;
             }
         }
-        let conn_shared = shared.clone();
-        let spawned = std::thread::Builder::new()
-            .name(format!("client-{id}"))
-            .spawn(move || {
-                // Leaves CLIENT LIST, and closes the socket's last descriptor, however
-                // the connection ends: a panic that escaped the command guard included.
-                let _entry = Deregister {
-                    shared: conn_shared.clone(),
-                    id,
-                };
-                conn::Connection::new(conn_shared, id, stream).serve();
-            });
-        match spawned {
-            Ok(thread) => Some(thread),
-            Err(_) => {
-                // No thread to serve it: refuse the client, keep serving the others.
-                if let Some(entry) = shared.clients.lock().remove(&id) {
-                    let _ = entry.stream.shutdown(Shutdown::Both);
-                }
-                None
-            }
-        }
+        Some(worker::Admitted {
+            id,
+            stream,
+            // Leaves CLIENT LIST, and closes the socket's last descriptor, however the
+            // connection ends.
+            entry: Deregister {
+                shared: shared.clone(),
+                id,
+            },
+        })
     }
 }
 

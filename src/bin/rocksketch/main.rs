@@ -19,11 +19,12 @@ const USAGE: &str = "usage:
   rocksketch serve [--dir DIR] [--bind ADDR] [--port N] [--requirepass SECRET]
                    [--maxclients N] [--proto-max-bulk-len B] [--max-args N]
                    [--client-query-buffer-limit B] [--databases N] [--sync]
-                   [--cache-mb MB] [--max-successive-merges K]
+                   [--cache-mb MB] [--max-successive-merges K] [--threads N]
       serve the CMS.*, BF.* and CF.* commands over RESP2/RESP3 from DIR
       (default ./rocksketch-data) on 127.0.0.1:6379; --port 0 picks a free port;
       --sync makes every write durable before it is acknowledged;
-      --cache-mb sizes the hot-page cache (default 64, 0 turns it off)
+      --cache-mb sizes the hot-page cache (default 64, 0 turns it off);
+      --threads sets the I/O threads (default: one per core)
   rocksketch demo [--dir DIR] [--n N]
       ingest a Zipf stream into a count-min sketch in DIR (default ./rocksketch-data)
       and print estimates next to exact counts and the error bound

@@ -24,6 +24,7 @@ pub fn run(argv: &[String]) -> Result<(), String> {
             "databases",
             "cache-mb",
             "max-successive-merges",
+            "threads",
         ],
     )?;
     if let Some(extra) = args.positional.first() {
@@ -44,6 +45,7 @@ pub fn run(argv: &[String]) -> Result<(), String> {
         max_query_buffer: args.get("client-query-buffer-limit", defaults.max_query_buffer)?,
         databases: args.get("databases", defaults.databases)?,
         enable_debug_command: args.switch("enable-debug-command"),
+        threads: args.get("threads", defaults.threads)?,
     };
     let dir = args.get("dir", "./rocksketch-data".to_owned())?;
     let default_cache_mb = StoreOptions::default().page_cache_bytes >> 20;

@@ -1,0 +1,87 @@
+//! Requests from different connections that one I/O thread found ready together, run
+//! together: consecutive answered writes and reads of one key (`BF.ADD`, `CF.ADD`,
+//! `CMS.INCRBY`, their reads) from many clients become one engine call, so one lock,
+//! one read and one write batch (one WAL append) answer them all. Each connection's
+//! replies are exactly those of running its requests alone, in order; requests of
+//! different connections were concurrent, so any order among them is a valid one.
+
+use super::conn::BatchKey;
+use super::worker::Client;
+use crate::command::{self, Reply};
+use crate::resp;
+use mio::Token;
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::Ordering;
+
+/// One key's requests: the clients they came from (with how many each sent), and the
+/// requests in that order.
+type Group = (BatchKey, Vec<(Token, usize)>, Vec<Vec<Vec<u8>>>);
+
+/// Takes, from each ready client whose whole input is one batchable run, that run;
+/// runs the runs of each key together; encodes each client's replies.
+pub(crate) fn run(ready: &[Token], clients: &mut HashMap<Token, Client>) {
+    let mut groups: Vec<Group> = Vec::new();
+    for token in ready {
+        let Some(client) = clients.get_mut(token) else {
+            continue;
+        };
+        let Some((key, requests)) = client.take_whole_batch() else {
+            continue;
+        };
+        let at = match groups.iter().position(|(k, _, _)| *k == key) {
+            Some(at) => at,
+            None => {
+                groups.push((key, Vec::new(), Vec::new()));
+                groups.len() - 1
+            }
+        };
+        groups[at].1.push((*token, requests.len()));
+        groups[at].2.extend(requests);
+    }
+    for ((db, _, _), members, requests) in groups {
+        let Some(first) = members.first().and_then(|(t, _)| clients.get(t)) else {
+            continue;
+        };
+        let shared = first.shared().clone();
+        let gate_id = first.id();
+        shared
+            .stats
+            .commands
+            .fetch_add(requests.len() as u64, Ordering::Relaxed);
+        let ns = shared.store.ns(db);
+        let replies = catch_unwind(AssertUnwindSafe(|| {
+            let _gate = shared.gate.shared(gate_id);
+            let mut replies = Vec::with_capacity(requests.len());
+            let mut at = 0;
+            while at < requests.len() {
+                let run = command::batch::run_length(&requests, at);
+                replies.extend(command::batch::execute_run(&ns, &requests[at..at + run]));
+                at += run;
+            }
+            replies
+        }));
+        let mut replies = match replies {
+            Ok(replies) => replies.into_iter(),
+            Err(_) => Vec::new().into_iter(),
+        };
+        for (token, count) in members {
+            let Some(client) = clients.get_mut(&token) else {
+                continue;
+            };
+            let mut mine: Vec<Reply> = replies.by_ref().take(count).collect();
+            if mine.len() < count {
+                // A panic (printed by the hook): answer, and close this connection.
+                mine.resize(
+                    count,
+                    Reply::Error("ERR internal error: the command failed unexpectedly".into()),
+                );
+                client.close_after_output();
+            }
+            let protocol = client.protocol();
+            for reply in &mine {
+                resp::encode(reply, protocol, client.output_mut());
+            }
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! The event-driven host: a fixed pool of I/O threads serves every connection, so idle
+//! clients cost little memory and a client that stops reading its replies holds up no
+//! one else.
+
+#[path = "common/resp_client.rs"]
+mod resp_client;
+
+use resp_client::{Client, TestServer, Value};
+use rocksketch::server::ServerConfig;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_rocksketch");
+
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .expect("VmRSS")
+}
+
+#[test]
+fn ten_thousand_idle_connections_cost_little_memory() {
+    const IDLE: usize = 10_000;
+    // This process holds one end of each connection too.
+    rlimit::increase_nofile_limit(IDLE as u64 + 1000).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .args([
+            "serve",
+            "--port",
+            "0",
+            "--threads",
+            "2",
+            "--maxclients",
+            "10100",
+        ])
+        .arg("--dir")
+        .arg(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr: std::net::SocketAddr = line
+        .split("listening on ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut first = Client::connect(addr);
+    assert_eq!(first.cmd(&["PING"]), Value::Simple("PONG".into()));
+    let before = rss_kib(child.id());
+    let mut idle = Vec::with_capacity(IDLE);
+    for _ in 0..IDLE {
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream.write_all(b"PING\r\n").unwrap();
+        idle.push(stream);
+    }
+    // Every one was served (so each was registered and had a request run).
+    for stream in &mut idle {
+        let mut reply = [0u8; 7];
+        stream.read_exact(&mut reply).unwrap();
+        assert_eq!(&reply, b"+PONG\r\n");
+    }
+    let after = rss_kib(child.id());
+    let per_client = (after.saturating_sub(before)) * 1024 / IDLE as u64;
+    // A thread per connection cost 60 KiB or more each (stack, buffers).
+    assert!(per_client < 8 << 10, "{per_client} bytes per idle client");
+    assert_eq!(first.cmd(&["PING"]), Value::Simple("PONG".into()));
+    eprintln!("idle clients: {per_client} bytes each ({before} KiB -> {after} KiB)");
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn a_client_that_never_reads_its_replies_holds_up_no_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(
+        dir.path(),
+        ServerConfig {
+            threads: 1, // the slow client shares its thread with everyone
+            ..ServerConfig::default()
+        },
+    );
+    let mut setup = server.client();
+    setup.cmd(&["BF.RESERVE", "bf", "0.01", "1000"]);
+    // A pipeline whose replies (about 40 MB) far exceed the socket buffers, never read.
+    let mut slow = TcpStream::connect(server.addr).unwrap();
+    let request = b"*2\r\n$7\r\nBF.INFO\r\n$2\r\nbf\r\n".repeat(200_000);
+    slow.set_write_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let _ = slow.write_all(&request);
+    let started = Instant::now();
+    let mut other = server.client();
+    for i in 0..50 {
+        assert_eq!(
+            other.cmd(&["BF.ADD", "bf", &format!("i{i}")]),
+            Value::Int(1),
+            "add {i}"
+        );
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "others waited {:?}",
+        started.elapsed()
+    );
+    drop(slow);
+    drop(server);
+}
+
+#[test]
+fn many_clients_on_one_key_over_few_threads_get_linearizable_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(
+        dir.path(),
+        ServerConfig {
+            threads: 2,
+            ..ServerConfig::default()
+        },
+    );
+    server
+        .client()
+        .cmd(&["BF.RESERVE", "hot", "0.001", "100", "EXPANSION", "2"]);
+    let threads: Vec<_> = (0..16)
+        .map(|t| {
+            let addr = server.addr;
+            std::thread::spawn(move || {
+                let mut client = Client::connect(addr);
+                (0..300)
+                    .map(|i| (i + t * 37) % 300)
+                    .filter(|i| client.cmd(&["BF.ADD", "hot", &format!("x{i}")]) == Value::Int(1))
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut wins = vec![0; 300];
+    for thread in threads {
+        for i in thread.join().unwrap() {
+            wins[i] += 1;
+        }
+    }
+    assert!(
+        wins.iter().all(|w| *w <= 1),
+        "an item was answered new twice"
+    );
+    let added = wins.iter().sum::<i64>();
+    assert!(added >= 295, "{added} of 300 answered new");
+    assert_eq!(server.client().cmd(&["BF.CARD", "hot"]), Value::Int(added));
+}

@@ -22,7 +22,7 @@ impl Arbitrary for Pipeline {
         while requests.len() < len {
             let key = pick(g, &["bf", "cms", "fresh", "tiny", "cf", "cftiny"]).to_owned();
             let run = 1 + usize::arbitrary(g) % 8;
-            let kind = u8::arbitrary(g) % 14;
+            let kind = u8::arbitrary(g) % 15;
             for _ in 0..run {
                 let item = format!("i{}", u8::arbitrary(g) % 30);
                 let number = pick(g, &["1", "2", "7", "0", "-1", "x", "4294967295"]).to_owned();
@@ -40,6 +40,7 @@ impl Arbitrary for Pipeline {
                     10 | 11 => vec!["CF.ADD".into(), key.clone(), item],
                     12 => vec!["CF.EXISTS".into(), key.clone(), item],
                     13 => vec!["CF.COUNT".into(), key.clone(), item],
+                    14 => vec!["CF.ADDNX".into(), key.clone(), item],
                     8 => vec!["BF.ADD".into(), key.clone()],
                     9 => vec!["CMS.INCRBY".into(), key.clone(), item],
                     _ => unreachable!(),

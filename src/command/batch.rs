@@ -1,5 +1,5 @@
 //! Pipelined commands run together: consecutive `BF.ADD`, `BF.EXISTS`, `CF.ADD`,
-//! `CF.EXISTS`, `CMS.INCRBY` and `CMS.QUERY` on one key become one engine call (one lock, one read of the pages, one
+//! `CF.ADDNX`, `CF.EXISTS`, `CMS.INCRBY` and `CMS.QUERY` on one key become one engine call (one lock, one read of the pages, one
 //! write batch) whose answers are split back per command. The replies are exactly those
 //! of running the commands one by one: the engine calls apply their items in order.
 
@@ -9,10 +9,11 @@ use crate::error::{CmsError, Error};
 use crate::store::Namespace;
 
 /// Commands that may run as one batch with their neighbours on the same key.
-const BATCHABLE: [&str; 6] = [
+const BATCHABLE: [&str; 7] = [
     "bf.add",
     "bf.exists",
     "cf.add",
+    "cf.addnx",
     "cf.exists",
     "cms.incrby",
     "cms.query",
@@ -26,7 +27,7 @@ pub fn batch_key(args: &[Vec<u8>]) -> Option<(&'static str, &[u8])> {
         .into_iter()
         .find(|b| name.eq_ignore_ascii_case(b.as_bytes()))?;
     let arity_ok = match name {
-        "bf.add" | "bf.exists" | "cf.add" | "cf.exists" => args.len() == 3,
+        "bf.add" | "bf.exists" | "cf.add" | "cf.addnx" | "cf.exists" => args.len() == 3,
         "cms.incrby" => args.len() >= 4 && args.len().is_multiple_of(2),
         _ => args.len() >= 3,
     };
@@ -71,6 +72,7 @@ pub fn execute_run(ns: &Namespace, run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
         "bf.add" => bf_add(ns, key, run),
         "bf.exists" => bf_exists(ns, key, run),
         "cf.add" => cf_add(ns, key, run),
+        "cf.addnx" => cf_add_nx(ns, key, run),
         "cf.exists" => cf_exists(ns, key, run),
         "cms.incrby" => cms_incrby(ns, key, run),
         _ => cms_query(ns, key, run),
@@ -111,6 +113,19 @@ fn cf_add(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
         replies.push(Reply::from(&err));
         // Whatever stopped the run answers the rest one by one, as it would have.
         replies.extend(rest_after(run, added).iter().map(|r| execute(ns, r)));
+    }
+    replies
+}
+
+fn cf_add_nx(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
+    let items: Vec<&[u8]> = run.iter().map(|r| r[2].as_slice()).collect();
+    let (added, error) = ns.cuckoo(key).add_nx_many(&items);
+    let done = added.len();
+    let mut replies: Vec<Reply> = added.into_iter().map(Reply::Bool).collect();
+    if let (Some(err), true) = (error, done < run.len()) {
+        replies.push(Reply::from(&err));
+        // Whatever stopped the run answers the rest one by one, as it would have.
+        replies.extend(rest_after(run, done).iter().map(|r| execute(ns, r)));
     }
     replies
 }

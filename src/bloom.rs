@@ -156,6 +156,9 @@ impl BloomFilter {
             params: Params::Bloom(params),
             ..meta
         });
+        // Let go of the pages first: the write applies its bits to the cached pages in
+        // place, which would copy a page still shared here.
+        drop(pages);
         self.write_adds(&guard, &prefix, &params, grown, new_bits, &added_to)?;
         answers.extend(added);
         outcome

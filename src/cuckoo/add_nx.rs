@@ -79,6 +79,9 @@ impl CuckooFilter {
         if self.counts(&prefix)?.get(newest as usize).saturating_add(n) > sub.target {
             return Ok(None);
         }
+        // Let go of the pages first: the write applies to the cached pages in place,
+        // which would copy a page still shared here.
+        drop(pages);
         let batch = self.insert_batch(&prefix, &params, newest, &new)?;
         self.store.write(batch)?;
         if let Some(hint) = self.store.existing_count_hint(&prefix, newest) {

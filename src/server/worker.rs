@@ -119,8 +119,10 @@ fn run(shared: &Arc<Shared>, mut poll: Poll, inbox: &Receiver<Admitted>) {
                 continue;
             };
             // A panic outside a command's own guard ends this connection, not the worker.
-            let keep =
-                catch_unwind(AssertUnwindSafe(|| client.service(poll.registry()))).unwrap_or(false);
+            let keep = catch_unwind(AssertUnwindSafe(|| {
+                client.service(poll.registry(), &mut chunk)
+            }))
+            .unwrap_or(false);
             if !keep {
                 if let Some(mut client) = clients.remove(&token) {
                     let _ = poll.registry().deregister(&mut client.stream);
@@ -143,6 +145,8 @@ pub(crate) struct Client {
     writing: bool,
     /// The client closed its end, the socket failed, or a reply asked to close.
     closing: bool,
+    /// Reading stopped at the query buffer limit, with more perhaps in the socket.
+    unread: bool,
     _entry: Deregister,
 }
 
@@ -163,27 +167,32 @@ impl Client {
             sent: 0,
             writing: false,
             closing: false,
+            unread: false,
             _entry: admitted.entry,
         })
     }
 
-    /// Reads everything the client sent so far.
+    /// Reads everything the client sent so far, or until its input passes the query
+    /// buffer limit (then [`Client::service`] answers the error and closes).
     fn read_input(&mut self, chunk: &mut [u8]) {
-        loop {
+        let limit = self.conn.shared.config.max_query_buffer;
+        while self.input.len() <= limit {
             match self.stream.read(chunk) {
                 Ok(0) => {
                     self.closing = true;
-                    return;
+                    break;
                 }
                 Ok(n) => self.input.extend_from_slice(&chunk[..n]),
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 Err(_) => {
                     self.closing = true;
-                    return;
+                    break;
                 }
             }
         }
+        // Stopped by the loop's condition (the limit), not by the socket.
+        self.unread = self.input.len() > limit;
     }
 
     /// The client's whole input, if it is one run of requests that can be batched
@@ -220,13 +229,42 @@ impl Client {
 
     /// Runs what can run of the input read, writes what can be written; `false` when
     /// the connection must close.
-    fn service(&mut self, registry: &Registry) -> bool {
+    fn service(&mut self, registry: &Registry, chunk: &mut [u8]) -> bool {
+        loop {
+            if !self.run_input() {
+                return false;
+            }
+            if self.input.len() > self.conn.shared.config.max_query_buffer {
+                let err = Reply::Error("ERR Protocol error: query buffer limit reached".into());
+                resp::encode(&err, self.conn.protocol, &mut self.output);
+                let _ = self.flush();
+                return false;
+            }
+            if self.closing {
+                let _ = self.flush();
+                return false;
+            }
+            // Reading stopped at the limit and the input has shrunk since: read on (the
+            // socket will not be reported readable again for what it already holds).
+            if self.unread && self.sent >= self.output.len() {
+                self.read_input(chunk);
+                continue;
+            }
+            break;
+        }
+        self.shrink();
+        self.set_writing(registry, self.sent < self.output.len())
+    }
+
+    /// Runs the input's complete requests while their replies can be written; `false`
+    /// when the connection must close.
+    fn run_input(&mut self) -> bool {
         loop {
             if !self.flush() {
                 return false;
             }
             if self.sent < self.output.len() || self.input.is_empty() {
-                break;
+                return true;
             }
             let (consumed, close) = self.conn.run_requests(&self.input, &mut self.output);
             self.input.drain(..consumed);
@@ -235,21 +273,9 @@ impl Client {
                 return false;
             }
             if consumed == 0 {
-                break;
+                return true;
             }
         }
-        if self.input.len() > self.conn.shared.config.max_query_buffer {
-            let err = Reply::Error("ERR Protocol error: query buffer limit reached".into());
-            resp::encode(&err, self.conn.protocol, &mut self.output);
-            let _ = self.flush();
-            return false;
-        }
-        if self.closing {
-            let _ = self.flush();
-            return false;
-        }
-        self.shrink();
-        self.set_writing(registry, self.sent < self.output.len())
     }
 
     /// Writes pending output until done or the socket is full; `false` on an error.

@@ -48,7 +48,12 @@ impl Cms {
             }
             layouts.push((layout, *weight));
         }
-        if u64::from(dest.pages()).saturating_mul(layouts.len() as u64) > MAX_MERGE_READS {
+        // Each result page reads at least one page of each source, and every page of a
+        // source with smaller pages.
+        let reads = layouts.iter().fold(0u64, |reads, (layout, _)| {
+            reads.saturating_add(u64::from(dest.pages().max(layout.pages())))
+        });
+        if reads > MAX_MERGE_READS {
             return Err(CmsError::MergeTooLarge.into());
         }
         let snapshot = self.store.db().snapshot();
@@ -87,7 +92,9 @@ impl Cms {
     }
 
     /// Writes the weighted sums of `sources`, page by page, under `result`'s version
-    /// (all-zero pages are left out: a missing page reads as zeros).
+    /// (all-zero pages are left out: a missing page reads as zeros). Sketches made
+    /// under different page sizes line up by counter, not by page: each result page
+    /// reads the source pages that hold its counters.
     fn write_sums(
         &self,
         result: &Layout,
@@ -97,11 +104,15 @@ impl Cms {
         let mut batch = self.store.batch()?;
         for page in 0..result.pages() {
             let mut sums = vec![0i128; result.page_len(page) as usize];
+            let first = u64::from(page) * u64::from(result.params.page_cells);
             for (layout, weight) in sources {
-                let read = self.read_page_set(layout, &[page], Some(read_opts))?;
-                let cells = read.0.get(&page).and_then(|p| p.as_counter());
-                for (sum, cell) in sums.iter_mut().zip(cells.map_or(&[][..], |p| p.cells())) {
-                    *sum += i128::from(*cell) * i128::from(*weight);
+                let per = u64::from(layout.params.page_cells);
+                let last = first + sums.len() as u64 - 1;
+                let wanted: Vec<u32> = ((first / per) as u32..=(last / per) as u32).collect();
+                let read = self.read_page_set(layout, &wanted, Some(read_opts))?;
+                for (cell, sum) in (first..).zip(sums.iter_mut()) {
+                    let value = read.cell((cell / per) as u32, (cell % per) as u32);
+                    *sum += i128::from(value) * i128::from(*weight);
                 }
             }
             if sums.iter().any(|s| !(0..=i128::from(u32::MAX)).contains(s)) {

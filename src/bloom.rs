@@ -172,27 +172,16 @@ impl BloomFilter {
         params: &BloomParams,
         hashed: &[(u64, u64)],
     ) -> Result<BitPages> {
-        let mut wanted: Vec<(u32, u32)> = (0..params.filters)
+        let wanted: Vec<(u32, u32)> = (0..params.filters)
             .flat_map(|i| {
                 let sub = Sub::of(params, i);
                 hashed.iter().map(move |h| (i, sub.locate(*h).0))
             })
             .collect();
-        wanted.sort_unstable();
-        wanted.dedup();
-        let page_keys: Vec<Vec<u8>> = wanted
-            .iter()
-            .map(|(i, page)| keys::page_key(prefix, *i as u16, *page))
-            .collect();
-        let mut pages = HashMap::with_capacity(wanted.len());
-        let values = self.store.read_pages(&self.key, "a bit page", &page_keys)?;
-        for ((i, page), value) in wanted.into_iter().zip(values) {
-            if let Some(value) = value {
-                self.check_page(&value, &Sub::of(params, i))?;
-                pages.insert((i, page), value);
-            }
-        }
-        Ok(pages)
+        self.store
+            .read_chain_pages(&self.key, "a bit page", prefix, wanted, |i, page| {
+                self.check_page(page, &Sub::of(params, i))
+            })
     }
 
     /// Checks that a page read is a bit page of the sub-filter's size.

@@ -8,18 +8,17 @@
 
 mod baseline;
 mod merge;
+mod pages;
 
 use crate::error::{CmsError, Error, Result};
 use crate::keys::{self, TALLY_SUB};
 use crate::meta::{CmsParams, KeyType, Meta, Params};
-use crate::store::{wrong_kind, KeyGuard, Store};
+use crate::store::{KeyGuard, Store};
 use rocksdb::ReadOptions;
 use rocksketch_merge::counter::CounterDelta;
 use rocksketch_merge::hash::murmur2;
 use rocksketch_merge::tally::Tally;
-use rocksketch_merge::Page;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
 
 /// Width × depth above this many counters is refused (1 GiB of counters): every
 /// command's work is bounded by the sketch's size (`CMS.MERGE` reads every page of
@@ -93,21 +92,6 @@ impl Layout {
 
     fn tally_key(&self) -> Vec<u8> {
         keys::page_key(&self.prefix, TALLY_SUB, 0)
-    }
-}
-
-/// Pages read for a command (checked to be counter pages of the layout's lengths), by
-/// page number; a page never written is left out and reads as zeros.
-struct Pages(BTreeMap<u32, Arc<Page>>);
-
-impl Pages {
-    fn cell(&self, page: u32, offset: u32) -> u32 {
-        self.0
-            .get(&page)
-            .and_then(|p| p.as_counter())
-            .and_then(|p| p.cells().get(offset as usize))
-            .copied()
-            .unwrap_or(0)
     }
 }
 
@@ -257,12 +241,7 @@ impl Cms {
         }
         let mut read_opts = ReadOptions::default();
         read_opts.set_snapshot(&before);
-        let mut wanted: Vec<u32> = items
-            .iter()
-            .flat_map(|(item, _)| layout.slots(item.as_ref()).map(|(page, _)| page))
-            .collect();
-        wanted.sort_unstable();
-        wanted.dedup();
+        let wanted = pages::pages_of(&layout, items.iter().map(|(i, _)| *i));
         let earlier = self.read_page_set(&layout, &wanted, Some(&read_opts))?;
         let mut cells: BTreeMap<u32, Vec<u32>> = wanted
             .iter()
@@ -350,73 +329,6 @@ impl Cms {
             batch.merge_page(key, operand);
         }
         self.store.write(batch)
-    }
-
-    /// Reads and decodes the pages that `items` touch.
-    fn read_pages<'a>(
-        &self,
-        layout: &Layout,
-        items: impl Iterator<Item = &'a [u8]>,
-    ) -> Result<Pages> {
-        let mut wanted: Vec<u32> = items
-            .flat_map(|item| layout.slots(item).map(|(p, _)| p).collect::<Vec<_>>())
-            .collect();
-        wanted.sort_unstable();
-        wanted.dedup();
-        self.read_page_set(layout, &wanted, None)
-    }
-
-    /// Reads pages by number: through the hot-page cache, or from RocksDB with
-    /// `read_opts` (a snapshot) if given.
-    fn read_page_set(
-        &self,
-        layout: &Layout,
-        pages: &[u32],
-        read_opts: Option<&ReadOptions>,
-    ) -> Result<Pages> {
-        const WHAT: &str = "a counter page";
-        let page_keys: Vec<Vec<u8>> = pages.iter().map(|p| layout.page_key(*p)).collect();
-        let values = match read_opts {
-            None => self.store.read_pages(&self.key, WHAT, &page_keys)?,
-            Some(opts) => self
-                .store
-                .read_pages_at(&self.key, WHAT, &page_keys, opts)?,
-        };
-        let mut out = BTreeMap::new();
-        for (page, value) in pages.iter().zip(values) {
-            let Some(value) = value else {
-                continue;
-            };
-            match value.as_counter() {
-                Some(p) if p.cells().len() == layout.page_len(*page) as usize => {}
-                Some(_) => {
-                    return Err(Error::corrupt(
-                        &self.key,
-                        WHAT,
-                        rocksketch_merge::Error::Invalid(
-                            "page length differs from the sketch's layout",
-                        ),
-                    ))
-                }
-                None => return Err(wrong_kind(&self.key, WHAT)),
-            }
-            out.insert(*page, value);
-        }
-        Ok(Pages(out))
-    }
-
-    fn read_count(&self, layout: &Layout, read_opts: &ReadOptions) -> Result<u64> {
-        let value = self
-            .store
-            .get_pages(&[layout.tally_key()], read_opts)?
-            .pop()
-            .flatten();
-        match value {
-            None => Ok(0),
-            Some(raw) => Ok(Tally::decode_page(&raw)
-                .map_err(|source| Error::corrupt(&self.key, "the tally page", source))?
-                .get(0)),
-        }
     }
 }
 

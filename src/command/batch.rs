@@ -81,12 +81,21 @@ pub fn execute_run(ns: &Namespace, run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
 
 fn bf_add(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
     let items: Vec<&[u8]> = run.iter().map(|r| r[2].as_slice()).collect();
-    let (added, error) = ns.bloom(key).madd(&items);
+    answered_adds(ns, run, ns.bloom(key).madd(&items))
+}
+
+/// The replies of a run of answered adds from the engine's `(answers, error)`: an
+/// answer per add made, the error for the one that stopped the run, and the rest run
+/// one by one, as they would have been.
+fn answered_adds(
+    ns: &Namespace,
+    run: &[Vec<Vec<u8>>],
+    (added, error): (Vec<bool>, Option<Error>),
+) -> Vec<Reply> {
     let done = added.len();
     let mut replies: Vec<Reply> = added.into_iter().map(Reply::Bool).collect();
     if let (Some(err), true) = (error, done < run.len()) {
         replies.push(Reply::from(&err));
-        // Whatever stopped the batch answers the rest one by one, as it would have.
         replies.extend(rest_after(run, done).iter().map(|r| execute(ns, r)));
     }
     replies
@@ -119,15 +128,7 @@ fn cf_add(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
 
 fn cf_add_nx(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
     let items: Vec<&[u8]> = run.iter().map(|r| r[2].as_slice()).collect();
-    let (added, error) = ns.cuckoo(key).add_nx_many(&items);
-    let done = added.len();
-    let mut replies: Vec<Reply> = added.into_iter().map(Reply::Bool).collect();
-    if let (Some(err), true) = (error, done < run.len()) {
-        replies.push(Reply::from(&err));
-        // Whatever stopped the run answers the rest one by one, as it would have.
-        replies.extend(rest_after(run, done).iter().map(|r| execute(ns, r)));
-    }
-    replies
+    answered_adds(ns, run, ns.cuckoo(key).add_nx_many(&items))
 }
 
 fn cf_exists(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {

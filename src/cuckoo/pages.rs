@@ -7,7 +7,6 @@ use crate::meta::CuckooParams;
 use crate::store::wrong_kind;
 use rocksketch_merge::cuckoo::FpPage;
 use rocksketch_merge::Page;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 impl CuckooFilter {
@@ -47,7 +46,7 @@ impl CuckooFilter {
         let subs: Vec<Sub> = (0..params.filters)
             .map(|i| Sub::of(params, i))
             .collect::<Result<_>>()?;
-        let mut wanted: Vec<(u32, u32)> = items
+        let wanted: Vec<(u32, u32)> = items
             .iter()
             .flat_map(|h| {
                 subs.iter()
@@ -55,22 +54,13 @@ impl CuckooFilter {
                     .map(|(i, s)| (i as u32, s.locate(h.h).0))
             })
             .collect();
-        wanted.sort_unstable();
-        wanted.dedup();
-        let page_keys: Vec<Vec<u8>> = wanted
-            .iter()
-            .map(|(i, page)| keys::page_key(prefix, *i as u16, *page))
-            .collect();
-        let mut pages = HashMap::with_capacity(wanted.len());
-        let values = self
-            .store
-            .read_pages(&self.key, "a cuckoo page", &page_keys)?;
-        for ((i, page), value) in wanted.into_iter().zip(values) {
-            if let Some(value) = value {
-                self.check_page(&value, &subs[i as usize])?;
-                pages.insert((i, page), value);
-            }
-        }
+        let pages = self.store.read_chain_pages(
+            &self.key,
+            "a cuckoo page",
+            prefix,
+            wanted,
+            |i, page| self.check_page(page, &subs[i as usize]),
+        )?;
         Ok((subs, pages))
     }
 

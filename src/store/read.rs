@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use rocksdb::ReadOptions;
 use rocksketch_merge::tally::Tally;
 use rocksketch_merge::Page;
+use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -53,6 +54,34 @@ impl Store {
             Some(err) => Err(err),
             None => Ok(found),
         }
+    }
+
+    /// The pages `(sub-filter, page)` of a filter chain's key version `prefix`, each
+    /// read once through the cache and passed to `check`; pages never written are left
+    /// out. Bloom and cuckoo reads of an item's pages in every sub-filter go here.
+    pub(crate) fn read_chain_pages(
+        &self,
+        key: &[u8],
+        what: &'static str,
+        prefix: &[u8],
+        mut wanted: Vec<(u32, u32)>,
+        check: impl Fn(u32, &Page) -> Result<()>,
+    ) -> Result<HashMap<(u32, u32), Arc<Page>>> {
+        wanted.sort_unstable();
+        wanted.dedup();
+        let page_keys: Vec<Vec<u8>> = wanted
+            .iter()
+            .map(|(sub, page)| keys::page_key(prefix, *sub as u16, *page))
+            .collect();
+        let mut pages = HashMap::with_capacity(wanted.len());
+        let values = self.read_pages(key, what, &page_keys)?;
+        for ((sub, page), value) in wanted.into_iter().zip(values) {
+            if let Some(value) = value {
+                check(sub, &value)?;
+                pages.insert((sub, page), value);
+            }
+        }
+        Ok(pages)
     }
 
     /// [`Store::read_pages`] straight from RocksDB with `read_opts` (a snapshot, say).

@@ -232,13 +232,20 @@ impl CuckooFilter {
     /// Runs under the key's shared lock (the exclusive one to create a missing filter).
     fn add_batch<I: AsRef<[u8]>>(&self, items: &[I]) -> Result<Option<()>> {
         let shared = self.store.share(self.ns, &self.key);
-        let (_guard, meta) = match shared.typed_meta(KeyType::Cuckoo)? {
-            Some(meta) => (shared, meta),
+        // A missing filter is created in the same batch as the adds (a crash between
+        // two writes would leave an empty filter that no add made).
+        let (guard, meta, created) = match shared.typed_meta(KeyType::Cuckoo)? {
+            Some(meta) => (shared, meta, false),
             None => {
                 drop(shared);
                 let guard = self.store.lock(self.ns, &self.key);
-                let meta = self.meta_or_create(&guard)?;
-                (guard, meta)
+                match guard.typed_meta(KeyType::Cuckoo)? {
+                    Some(meta) => (guard, meta, false),
+                    None => {
+                        let meta = self.new_meta(self.default_params()?);
+                        (guard, meta, true)
+                    }
+                }
             }
         };
         let params = cuckoo_params(&meta)?;
@@ -256,7 +263,11 @@ impl CuckooFilter {
             .map(|i| hashed(i.as_ref(), params.fp_bits))
             .collect();
         let batch = self.insert_batch(&prefix, &params, newest, &hashed)?;
-        if let Err(err) = self.store.write(batch) {
+        let written = match created {
+            true => guard.put_meta(meta, batch),
+            false => self.store.write(batch),
+        };
+        if let Err(err) = written {
             // Nothing was added: the count that steers growth must not move either.
             hint.fetch_sub(n, Ordering::Relaxed);
             return Err(err);
@@ -466,19 +477,26 @@ impl CuckooFilter {
     fn meta_or_create(&self, guard: &KeyGuard) -> Result<Meta> {
         match guard.typed_meta(KeyType::Cuckoo)? {
             Some(meta) => Ok(meta),
-            None => self.create(
-                guard,
-                validate(CuckooOptions::default(), self.store.page_cells() * 4)?,
-            ),
+            None => self.create(guard, self.default_params()?),
+        }
+    }
+
+    /// RedisBloom's defaults, for a filter that an add creates.
+    fn default_params(&self) -> Result<CuckooParams> {
+        validate(CuckooOptions::default(), self.store.page_cells() * 4)
+    }
+
+    /// The metadata of a new filter (not yet written).
+    fn new_meta(&self, params: CuckooParams) -> Meta {
+        Meta {
+            version: self.store.next_version(),
+            expire_at_ms: 0,
+            params: Params::Cuckoo(params),
         }
     }
 
     fn create(&self, guard: &KeyGuard, params: CuckooParams) -> Result<Meta> {
-        let meta = Meta {
-            version: self.store.next_version(),
-            expire_at_ms: 0,
-            params: Params::Cuckoo(params),
-        };
+        let meta = self.new_meta(params);
         guard.put_meta(meta, self.store.batch()?)?;
         Ok(meta)
     }

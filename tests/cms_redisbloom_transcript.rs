@@ -11,6 +11,7 @@ fn to_json(reply: &Reply) -> Value {
     match reply {
         Reply::Simple(s) => json!(s),
         Reply::Bulk(b) => json!(String::from_utf8_lossy(b)),
+        Reply::Double(text) => json!(text),
         Reply::Int(i) => json!(i),
         Reply::Nil => Value::Null,
         Reply::Error(e) => json!({ "error": e }),

@@ -45,6 +45,10 @@ pub enum Kind {
     FpPage = 0x07,
     /// Fingerprint inserts and deletes for a cuckoo page.
     FpOps = 0x08,
+    /// A t-digest (see [`crate::tdigest`]).
+    DigestPage = 0x09,
+    /// Values, centroids and compressions for a t-digest page.
+    DigestOps = 0x0a,
 }
 
 impl Kind {
@@ -59,6 +63,8 @@ impl Kind {
             0x06 => Ok(Kind::BitDelta),
             0x07 => Ok(Kind::FpPage),
             0x08 => Ok(Kind::FpOps),
+            0x09 => Ok(Kind::DigestPage),
+            0x0a => Ok(Kind::DigestOps),
             other => Err(Error::UnknownKind(other)),
         }
     }

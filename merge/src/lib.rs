@@ -20,6 +20,7 @@ pub mod header;
 mod merge;
 pub mod page;
 pub mod tally;
+pub mod tdigest;
 
 pub use error::{Error, Result};
 

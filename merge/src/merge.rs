@@ -1,7 +1,7 @@
 //! The merge contract: one entry point for every kind, total and deterministic.
 
 use crate::header::{self, Kind};
-use crate::{bits, counter, cuckoo, tally};
+use crate::{bits, counter, cuckoo, tally, tdigest};
 
 /// The result of a full merge.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,6 +56,7 @@ fn merge_family(existing: Option<&[u8]>, operands: &[&[u8]]) -> Merged {
         Some(Kind::TallyPage | Kind::TallyDelta) => tally::full_merge(existing, operands),
         Some(Kind::BitPage | Kind::BitDelta) => bits::full_merge(existing, operands),
         Some(Kind::FpPage | Kind::FpOps) => cuckoo::full_merge(existing, operands),
+        Some(Kind::DigestPage | Kind::DigestOps) => tdigest::ops::full_merge(existing, operands),
         None => Merged {
             value: existing.unwrap_or_default().to_vec(),
             skipped: operands.len(),
@@ -78,6 +79,9 @@ where
         Kind::TallyDelta => tally::partial_merge(&operands),
         Kind::BitDelta => bits::partial_merge(&operands),
         Kind::FpOps => cuckoo::partial_merge(&operands),
-        Kind::CounterPage | Kind::TallyPage | Kind::BitPage | Kind::FpPage => None,
+        Kind::DigestOps => tdigest::ops::partial_merge(&operands),
+        Kind::CounterPage | Kind::TallyPage | Kind::BitPage | Kind::FpPage | Kind::DigestPage => {
+            None
+        }
     }
 }

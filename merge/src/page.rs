@@ -7,6 +7,7 @@ use crate::cuckoo::FpPage;
 use crate::error::{Error, Result};
 use crate::header::{self, Kind};
 use crate::tally::Tally;
+use crate::tdigest::Digest;
 
 /// A decoded page.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,6 +16,7 @@ pub enum Page {
     Tally(Tally),
     Bits(BitPage),
     Fp(FpPage),
+    Digest(Digest),
 }
 
 impl Page {
@@ -26,6 +28,7 @@ impl Page {
             Some(Ok(Kind::TallyPage)) => Tally::decode_page(bytes).map(Page::Tally),
             Some(Ok(Kind::BitPage)) => BitPage::decode(bytes).map(Page::Bits),
             Some(Ok(Kind::FpPage)) => FpPage::decode(bytes).map(Page::Fp),
+            Some(Ok(Kind::DigestPage)) => Digest::decode(bytes).map(Page::Digest),
             Some(Ok(_)) => Err(Error::Invalid("an operand where a page was expected")),
             Some(Err(err)) => Err(err),
             None => Err(Error::Invalid("too short for a page header")),
@@ -41,6 +44,7 @@ impl Page {
             Page::Tally(page) => page.apply_operand(operand),
             Page::Bits(page) => page.apply_operand(operand),
             Page::Fp(page) => page.apply_operand(operand),
+            Page::Digest(page) => page.apply_operand(operand),
         }
     }
 
@@ -48,6 +52,14 @@ impl Page {
     pub fn as_fp(&self) -> Option<&FpPage> {
         match self {
             Page::Fp(page) => Some(page),
+            _ => None,
+        }
+    }
+
+    /// The page, if it is a digest.
+    pub fn as_digest(&self) -> Option<&Digest> {
+        match self {
+            Page::Digest(page) => Some(page),
             _ => None,
         }
     }
@@ -67,6 +79,7 @@ impl Page {
             Page::Tally(page) => page.slots().len() * 8,
             Page::Bits(page) => page.bytes().len(),
             Page::Fp(page) => page.memory_bytes(),
+            Page::Digest(page) => page.memory_bytes(),
         };
         header::HEADER_LEN + payload
     }
@@ -78,6 +91,7 @@ impl Page {
             Page::Tally(page) => page.encode_page(),
             Page::Bits(page) => page.encode(),
             Page::Fp(page) => page.encode(),
+            Page::Digest(page) => page.encode(),
         }
     }
 }

@@ -3,7 +3,10 @@
 //! limits, so a hostile client can neither crash the host nor make it buffer without
 //! bound. No I/O and no storage here, so the parser can be fuzzed on its own.
 
+mod double;
 mod inline;
+
+pub use double::format_double;
 
 use std::fmt;
 
@@ -26,12 +29,20 @@ pub enum Reply {
     Map(Vec<(Reply, Reply)>),
     /// A boolean in RESP3; the integer 1 or 0 in RESP2.
     Bool(bool),
+    /// A double, as Redis prints it ([`format_double`]): a RESP3 double, a bulk string
+    /// in RESP2. Built with [`Reply::double`].
+    Double(String),
 }
 
 impl Reply {
     /// `+OK`.
     pub fn ok() -> Reply {
         Reply::Simple("OK".to_owned())
+    }
+
+    /// A double reply of `value`.
+    pub fn double(value: f64) -> Reply {
+        Reply::Double(format_double(value))
     }
 
     /// Redis's reply to a wrong number of arguments.
@@ -68,6 +79,10 @@ pub fn encode(reply: &Reply, protocol: Protocol, out: &mut Vec<u8>) {
         Reply::Bool(b) => match protocol {
             Protocol::Resp2 => line(out, b':', if *b { b"1" } else { b"0" }),
             Protocol::Resp3 => line(out, b'#', if *b { b"t" } else { b"f" }),
+        },
+        Reply::Double(text) => match protocol {
+            Protocol::Resp2 => encode(&Reply::Bulk(text.as_bytes().to_vec()), protocol, out),
+            Protocol::Resp3 => line(out, b',', text.as_bytes()),
         },
         Reply::Array(items) => {
             line(out, b'*', items.len().to_string().as_bytes());

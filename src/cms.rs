@@ -58,7 +58,7 @@ impl Layout {
                 params,
                 prefix: keys::version_prefix(ns, key, meta.version),
             }),
-            Params::Bloom(_) | Params::Cuckoo(_) => Err(Error::WrongType),
+            Params::Bloom(_) | Params::Cuckoo(_) | Params::TDigest(_) => Err(Error::WrongType),
         }
     }
 

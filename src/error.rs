@@ -178,6 +178,76 @@ impl BloomError {
     }
 }
 
+/// Errors of the t-digest commands, with RedisBloom's exact texts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TDigestError {
+    KeyDoesNotExist,
+    KeyAlreadyExists,
+    WrongKeyword,
+    CompressionParse,
+    CompressionNotPositive,
+    /// Also ours past [`rocksketch_merge::tdigest::MAX_COMPRESSION`].
+    AllocationFailed,
+    /// Also ours past [`rocksketch_merge::tdigest::MAX_COMPRESSION`].
+    MergeAllocationFailed,
+    Overflow,
+    ValParse,
+    ValNotFinite,
+    QuantileParse,
+    QuantileRange,
+    CdfParse,
+    ValueParse,
+    RankParse,
+    RankNegative,
+    LowCutParse,
+    HighCutParse,
+    CutRange,
+    CutOrder,
+    NumkeysParse,
+    NumkeysNotPositive,
+}
+
+impl TDigestError {
+    /// The error text RedisBloom replies with.
+    pub fn text(self) -> &'static str {
+        match self {
+            TDigestError::KeyDoesNotExist => "ERR T-Digest: key does not exist",
+            TDigestError::KeyAlreadyExists => "ERR T-Digest: key already exists",
+            TDigestError::WrongKeyword => "ERR T-Digest: wrong keyword",
+            TDigestError::CompressionParse => "ERR T-Digest: error parsing compression parameter",
+            TDigestError::CompressionNotPositive => {
+                "ERR T-Digest: compression parameter needs to be a positive integer"
+            }
+            TDigestError::AllocationFailed => "ERR T-Digest: allocation failed",
+            TDigestError::MergeAllocationFailed => {
+                "ERR T-Digest: allocation of destination digest failed"
+            }
+            TDigestError::Overflow => "ERR T-Digest: overflow detected",
+            TDigestError::ValParse => "ERR T-Digest: error parsing val parameter",
+            TDigestError::ValNotFinite => "ERR T-Digest: val parameter needs to be a finite number",
+            TDigestError::QuantileParse => "ERR T-Digest: error parsing quantile",
+            TDigestError::QuantileRange => "ERR T-Digest: quantile should be in [0,1]",
+            TDigestError::CdfParse => "ERR T-Digest: error parsing cdf",
+            TDigestError::ValueParse => "ERR T-Digest: error parsing value",
+            TDigestError::RankParse => "ERR T-Digest: error parsing rank",
+            TDigestError::RankNegative => "ERR T-Digest: rank needs to be non negative",
+            TDigestError::LowCutParse => "ERR T-Digest: error parsing low_cut_percentile",
+            TDigestError::HighCutParse => "ERR T-Digest: error parsing high_cut_percentile",
+            TDigestError::CutRange => {
+                "ERR T-Digest: low_cut_percentile and high_cut_percentile should be in [0,1]"
+            }
+            TDigestError::CutOrder => {
+                "ERR T-Digest: low_cut_percentile should be lower than high_cut_percentile"
+            }
+            TDigestError::NumkeysParse => "ERR T-Digest: error parsing numkeys",
+            TDigestError::NumkeysNotPositive => {
+                "ERR T-Digest: numkeys needs to be a positive integer"
+            }
+        }
+    }
+}
+
 /// Everything that can go wrong in the engine.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -202,6 +272,8 @@ pub enum Error {
     Bloom(BloomError),
     /// A cuckoo filter command error.
     Cuckoo(CuckooError),
+    /// A t-digest command error.
+    TDigest(TDigestError),
 }
 
 impl fmt::Display for Error {
@@ -221,6 +293,7 @@ impl fmt::Display for Error {
             Error::Cms(err) => f.write_str(err.text()),
             Error::Bloom(err) => f.write_str(err.text()),
             Error::Cuckoo(err) => f.write_str(err.text()),
+            Error::TDigest(err) => f.write_str(err.text()),
         }
     }
 }
@@ -271,6 +344,12 @@ impl From<CuckooError> for Error {
 impl From<BloomError> for Error {
     fn from(err: BloomError) -> Error {
         Error::Bloom(err)
+    }
+}
+
+impl From<TDigestError> for Error {
+    fn from(err: TDigestError) -> Error {
+        Error::TDigest(err)
     }
 }
 

@@ -12,6 +12,7 @@
 //! Cuckoo params, 26 bytes: capacity u64 LE | buckets u32 LE | bucket_size u8 |
 //!   fp_bits u8 | max_iterations u16 LE | expansion u16 LE | filters u32 LE |
 //!   page_buckets u32 LE
+//! T-Digest params, 4 bytes: compression u32 LE
 //! ```
 
 use rocksketch_merge::bytes::{le_u16, le_u32, le_u64};
@@ -38,6 +39,8 @@ pub enum KeyType {
     Bloom,
     /// A cuckoo filter.
     Cuckoo,
+    /// A t-digest.
+    TDigest,
 }
 
 impl KeyType {
@@ -47,6 +50,7 @@ impl KeyType {
             KeyType::Cms => "CMSk-TYPE",
             KeyType::Bloom => "MBbloom--",
             KeyType::Cuckoo => "MBbloomCF",
+            KeyType::TDigest => "TDIS-TYPE",
         }
     }
 
@@ -55,6 +59,7 @@ impl KeyType {
             KeyType::Cms => 1,
             KeyType::Cuckoo => 2,
             KeyType::Bloom => 3,
+            KeyType::TDigest => 4,
         }
     }
 }
@@ -184,12 +189,20 @@ impl CuckooParams {
     }
 }
 
+/// Parameters of a t-digest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TDigestParams {
+    /// 1 to [`rocksketch_merge::tdigest::MAX_COMPRESSION`].
+    pub compression: u32,
+}
+
 /// The parameters of a key, by type.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Params {
     Cms(CmsParams),
     Bloom(BloomParams),
     Cuckoo(CuckooParams),
+    TDigest(TDigestParams),
 }
 
 impl Params {
@@ -199,6 +212,7 @@ impl Params {
             Params::Cms(_) => KeyType::Cms,
             Params::Bloom(_) => KeyType::Bloom,
             Params::Cuckoo(_) => KeyType::Cuckoo,
+            Params::TDigest(_) => KeyType::TDigest,
         }
     }
 }
@@ -236,6 +250,7 @@ impl Meta {
             }
             Params::Bloom(p) => p.encode_into(&mut params),
             Params::Cuckoo(p) => p.encode_into(&mut params),
+            Params::TDigest(p) => params.extend_from_slice(&p.compression.to_le_bytes()),
         }
         let mut out = Vec::with_capacity(PARAMS_OFFSET + params.len() + CRC_LEN);
         out.push(self.key_type().tag());
@@ -300,6 +315,15 @@ impl Meta {
             }
             2 => Params::Cuckoo(CuckooParams::decode(params)?),
             3 => Params::Bloom(BloomParams::decode(params)?),
+            4 if params.len() == 4 => {
+                let compression = le_u32(params, 0)?;
+                let max = rocksketch_merge::tdigest::MAX_COMPRESSION;
+                if !(1..=max).contains(&compression) {
+                    return Err(CodecError::Invalid("t-digest compression out of range"));
+                }
+                Params::TDigest(TDigestParams { compression })
+            }
+            4 => return Err(CodecError::Invalid("t-digest parameters of the wrong size")),
             other => return Err(CodecError::UnknownKind(other)),
         };
         Ok(Meta {

@@ -166,6 +166,11 @@ impl Store {
         self.ns(0).cms(key)
     }
 
+    /// The t-digest at `key` in namespace 0.
+    pub fn tdigest(&self, key: impl AsRef<[u8]>) -> crate::TDigest {
+        self.ns(0).tdigest(key)
+    }
+
     /// Flushes memtables and compacts both column families fully.
     pub fn compact(&self) -> Result<()> {
         for cf in [self.meta_cf()?, self.pages_cf()?] {

@@ -7,6 +7,7 @@ mod bloom;
 mod cms;
 mod cuckoo;
 pub mod parse;
+mod tdigest;
 
 pub use batch::execute_pipeline;
 
@@ -30,6 +31,7 @@ pub fn execute(ns: &Namespace, args: &[Vec<u8>]) -> Reply {
     match cms::handler(&lower)
         .or_else(|| bloom::handler(&lower))
         .or_else(|| cuckoo::handler(&lower))
+        .or_else(|| tdigest::handler(&lower))
     {
         Some(handler) => reply(handler(ns, args)),
         None => unknown_command(args),

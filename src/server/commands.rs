@@ -121,6 +121,20 @@ const COMMANDS: &[Spec] = &[
     spec("bf.card", 2, READ, KEY1),
     spec("bf.scandump", 3, READ, KEY1),
     spec("bf.loadchunk", 4, WRITE, KEY1),
+    spec("tdigest.create", -2, WRITE, KEY1),
+    spec("tdigest.add", -3, WRITE, KEY1),
+    spec("tdigest.reset", 2, WRITE, KEY1),
+    spec("tdigest.merge", -4, WRITE, KEY1),
+    spec("tdigest.min", 2, READ, KEY1),
+    spec("tdigest.max", 2, READ, KEY1),
+    spec("tdigest.quantile", -3, READ, KEY1),
+    spec("tdigest.cdf", -3, READ, KEY1),
+    spec("tdigest.rank", -3, READ, KEY1),
+    spec("tdigest.revrank", -3, READ, KEY1),
+    spec("tdigest.byrank", -3, READ, KEY1),
+    spec("tdigest.byrevrank", -3, READ, KEY1),
+    spec("tdigest.trimmed_mean", 4, READ, KEY1),
+    spec("tdigest.info", 2, READ, KEY1),
 ];
 
 fn lookup(name: &str) -> Option<&'static Spec> {

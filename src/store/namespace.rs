@@ -6,6 +6,7 @@ use crate::cms::Cms;
 use crate::cuckoo::CuckooFilter;
 use crate::error::{Error, Result};
 use crate::meta::{KeyType, Meta};
+use crate::tdigest::TDigest;
 use rocksdb::IteratorMode;
 
 /// The keys of one namespace, and the generic operations over them.
@@ -34,6 +35,11 @@ impl Namespace {
     /// The cuckoo filter at `key` (it need not exist yet).
     pub fn cuckoo(&self, key: impl AsRef<[u8]>) -> CuckooFilter {
         CuckooFilter::new(self.store.clone(), self.ns, key.as_ref().to_vec())
+    }
+
+    /// The t-digest at `key` (it need not exist yet).
+    pub fn tdigest(&self, key: impl AsRef<[u8]>) -> TDigest {
+        TDigest::new(self.store.clone(), self.ns, key.as_ref().to_vec())
     }
 
     /// Whether `key` exists (and has not expired).

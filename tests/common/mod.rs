@@ -44,3 +44,47 @@ impl TempStore {
 pub fn args(words: &[&str]) -> Vec<Vec<u8>> {
     words.iter().map(|w| w.as_bytes().to_vec()).collect()
 }
+
+/// A reply as the recorded RedisBloom transcripts write it (RESP2 shapes: doubles and
+/// bulk strings as strings, maps as flat arrays, booleans as 1 or 0).
+pub fn reply_json(reply: &rocksketch::command::Reply) -> serde_json::Value {
+    use rocksketch::command::Reply;
+    use serde_json::{json, Value};
+    match reply {
+        Reply::Simple(s) => json!(s),
+        Reply::Bulk(b) => json!(String::from_utf8_lossy(b)),
+        Reply::Double(text) => json!(text),
+        Reply::Int(i) => json!(i),
+        Reply::Nil => Value::Null,
+        Reply::Error(e) => json!({ "error": e }),
+        Reply::Bool(b) => json!(i64::from(*b)),
+        Reply::Array(items) => Value::Array(items.iter().map(reply_json).collect()),
+        Reply::Map(pairs) => Value::Array(
+            pairs
+                .iter()
+                .flat_map(|(k, v)| [reply_json(k), reply_json(v)])
+                .collect(),
+        ),
+    }
+}
+
+/// The records of a transcript in `vectors/`: each command's arguments and the reply
+/// RedisBloom sent.
+pub fn transcript(name: &str) -> Vec<(Vec<Vec<u8>>, serde_json::Value)> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("vectors")
+        .join(name);
+    let text = std::fs::read_to_string(path).expect("transcript");
+    text.lines()
+        .map(|line| {
+            let record: serde_json::Value = serde_json::from_str(line).expect("json line");
+            let cmd = record["cmd"]
+                .as_array()
+                .expect("cmd array")
+                .iter()
+                .map(|a| a.as_str().expect("string arg").as_bytes().to_vec())
+                .collect();
+            (cmd, record["reply"].clone())
+        })
+        .collect()
+}

@@ -1,12 +1,10 @@
 //! The digest's answers, each as RedisBloom computes it (`td_cdf`, `td_quantile(s)`,
-//! `td_trimmed_mean`, and the rank arithmetic of its command layer), compressing the
+//! `td_trimmed_mean`, and the rank arithmetic of its command layer; means and unit
+//! weights compare exactly, as in the reference build), compressing the
 //! digest exactly when RedisBloom's would: a caller that stores the digest after a
 //! query stores what RedisBloom would hold.
 
 use super::Digest;
-
-/// t-digest-c's tolerance for "equal" means and unit weights.
-const PICO: f64 = 1e-12;
 
 /// C's `a < b ? a : b` and `a > b ? a : b` (NaN picks `b`).
 fn c_min(a: f64, b: f64) -> f64 {
@@ -105,14 +103,14 @@ impl Digest {
             let dw = (w + w_next) / 2.0;
             if walk.so_far + dw > index {
                 let mut left_unit = 0.0;
-                if (w - 1.0).abs() < PICO {
+                if w == 1.0 {
                     if index - walk.so_far < 0.5 {
                         return m;
                     }
                     left_unit = 0.5;
                 }
                 let mut right_unit = 0.0;
-                if (w_next - 1.0).abs() < PICO {
+                if w_next == 1.0 {
                     if walk.so_far + dw - index <= 0.5 {
                         return m_next;
                     }
@@ -194,7 +192,7 @@ impl Digest {
         if val < left_m {
             let width = left_m - self.min;
             if width > 0.0 {
-                if (val - self.min).abs() < PICO {
+                if val == self.min {
                     return 0.5 / total;
                 }
                 return (1.0 + (val - self.min) / width * (left_w / 2.0 - 1.0)) / total;
@@ -205,7 +203,7 @@ impl Digest {
         if val > right_m {
             let width = self.max - right_m;
             if width > 0.0 {
-                if (val - self.max).abs() < PICO {
+                if val == self.max {
                     return 1.0 - 0.5 / total;
                 }
                 let dq = (1.0 + (self.max - val) / width * (right_w / 2.0 - 1.0)) / total;
@@ -216,9 +214,9 @@ impl Digest {
         let mut so_far = 0.0;
         let mut it = 0;
         while it + 1 < n {
-            if (self.mean(it) - val).abs() < PICO {
+            if self.mean(it) == val {
                 let mut dw = 0.0;
-                while it < n && (self.mean(it) - val).abs() < PICO {
+                while it < n && self.mean(it) == val {
                     dw += self.weight(it);
                     it += 1;
                 }
@@ -229,12 +227,12 @@ impl Digest {
                 let (w, w_next) = (self.weight(it), self.weight(it + 1));
                 if m_next - m > 0.0 {
                     let (mut left_x, mut right_x) = (0.0, 0.0);
-                    if (w - 1.0).abs() < PICO {
-                        if (w_next - 1.0).abs() < PICO {
+                    if w == 1.0 {
+                        if w_next == 1.0 {
                             return (so_far + 1.0) / total;
                         }
                         left_x = 0.5;
-                    } else if (w_next - 1.0).abs() < PICO {
+                    } else if w_next == 1.0 {
                         right_x = 0.5;
                     }
                     let dw = (w + w_next) / 2.0;

@@ -1,0 +1,119 @@
+//! `TDIGEST.MERGE`: the destination replaced by a new digest built as RedisBloom builds
+//! it, from sources read at one snapshot.
+
+use super::{check_compression, Layout, TDigest, WHAT};
+use crate::error::{Result, TDigestError};
+use crate::meta::{KeyType, Meta, Params, TDigestParams};
+use rocksdb::ReadOptions;
+use rocksketch_merge::tdigest::Digest;
+
+impl TDigest {
+    /// Replaces this digest with the merge of `sources` (`TDIGEST.MERGE`); this key may
+    /// be one of them, and need not exist. The result's compression is `compression` if
+    /// given, else this digest's (when it exists and `replace` is false), else the
+    /// largest of the sources'. The result holds this digest's centroids first (unless
+    /// `replace`, RedisBloom's `OVERRIDE`), then each source's in order, added as
+    /// RedisBloom's `td_merge` adds them.
+    ///
+    /// Under this key's exclusive lock; the sources are read at one snapshot. RedisBloom
+    /// compresses each source in place; so does this, with a compress operand on each
+    /// source written after the merge, under that source's own lock.
+    pub fn merge<K: AsRef<[u8]>>(
+        &self,
+        sources: &[K],
+        compression: Option<u64>,
+        replace: bool,
+    ) -> Result<()> {
+        let guard = self.store.lock(self.ns, &self.key);
+        let dest = guard.typed_meta(KeyType::TDigest)?;
+        let mut layouts = Vec::with_capacity(sources.len());
+        for source in sources {
+            let source = source.as_ref();
+            // Peek: this thread holds the destination's lock, and a source may share it.
+            let meta = self.store.meta_peek(self.ns, source)?;
+            let meta = meta.ok_or(TDigestError::KeyDoesNotExist)?;
+            let handle = TDigest::new(self.store.clone(), self.ns, source.to_vec());
+            layouts.push((handle.layout_of(&meta)?, handle));
+        }
+        let dest_layout = dest.as_ref().map(|m| self.layout_of(m)).transpose()?;
+        let compression = match (compression, &dest_layout) {
+            (Some(c), _) => check_compression(c, TDigestError::MergeAllocationFailed)?,
+            (None, Some(d)) if !replace => d.compression,
+            _ => layouts
+                .iter()
+                .map(|(l, _)| l.compression)
+                .max()
+                .unwrap_or(1),
+        };
+
+        let snapshot = self.store.db().snapshot();
+        let mut read_opts = ReadOptions::default();
+        read_opts.set_snapshot(&snapshot);
+        let mut result = Digest::new(compression);
+        let mut overflow = false;
+        if let (Some(d), false) = (&dest_layout, replace) {
+            let mut digest = self.read_at(d, &read_opts)?;
+            overflow |= result.merge_from(&mut digest).is_err();
+        }
+        // Sources whose buffer a merge compressed, for their compress operands.
+        let mut compressed = Vec::new();
+        for (layout, handle) in &layouts {
+            if overflow {
+                break;
+            }
+            let mut digest = handle.read_at(layout, &read_opts)?;
+            if digest.needs_compress() {
+                compressed.push((layout, handle));
+            }
+            overflow |= result.merge_from(&mut digest).is_err();
+        }
+        drop(snapshot);
+        if !overflow {
+            let meta = Meta {
+                version: dest.map_or_else(|| self.store.next_version(), |m| m.version),
+                expire_at_ms: dest.map_or(0, |m| m.expire_at_ms),
+                params: Params::TDigest(TDigestParams { compression }),
+            };
+            let mut batch = self.store.batch()?;
+            batch.put_page(self.layout_of(&meta)?.page_key, result.encode());
+            guard.put_meta(meta, batch)?;
+        }
+        drop(guard);
+        for (layout, handle) in compressed {
+            // A replaced destination's operand would land on the merged page instead.
+            if overflow || handle.key != self.key {
+                handle.compress_if_current(layout)?;
+            }
+        }
+        if overflow {
+            return Err(TDigestError::Overflow.into());
+        }
+        Ok(())
+    }
+
+    /// The digest as of `read_opts` (a missing page is an empty digest).
+    fn read_at(&self, layout: &Layout, read_opts: &ReadOptions) -> Result<Digest> {
+        let pages = self.store.read_pages_at(
+            &self.key,
+            WHAT,
+            std::slice::from_ref(&layout.page_key),
+            read_opts,
+        )?;
+        match pages.into_iter().next().flatten() {
+            None => Ok(Digest::new(layout.compression)),
+            Some(page) => page
+                .as_digest()
+                .cloned()
+                .ok_or_else(|| crate::store::wrong_kind(&self.key, WHAT)),
+        }
+    }
+
+    /// Writes a compress operand if the key still holds the version `layout` names.
+    fn compress_if_current(&self, layout: &Layout) -> Result<()> {
+        let guard = self.store.share(self.ns, &self.key);
+        match guard.meta()? {
+            Some(meta) if meta.version == layout.version => self.write_compress(layout),
+            _ => Ok(()),
+        }
+    }
+}

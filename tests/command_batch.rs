@@ -20,9 +20,9 @@ impl Arbitrary for Pipeline {
         let mut requests = Vec::with_capacity(len);
         // Runs of one command on one key are what gets batched: make them common.
         while requests.len() < len {
-            let key = pick(g, &["bf", "cms", "fresh", "tiny", "cf", "cftiny"]).to_owned();
+            let key = pick(g, &["bf", "cms", "fresh", "tiny", "cf", "cftiny", "td"]).to_owned();
             let run = 1 + usize::arbitrary(g) % 8;
-            let kind = u8::arbitrary(g) % 15;
+            let kind = u8::arbitrary(g) % 18;
             for _ in 0..run {
                 let item = format!("i{}", u8::arbitrary(g) % 30);
                 let number = pick(g, &["1", "2", "7", "0", "-1", "x", "4294967295"]).to_owned();
@@ -41,6 +41,14 @@ impl Arbitrary for Pipeline {
                     12 => vec!["CF.EXISTS".into(), key.clone(), item],
                     13 => vec!["CF.COUNT".into(), key.clone(), item],
                     14 => vec!["CF.ADDNX".into(), key.clone(), item],
+                    15 | 16 => {
+                        let value = pick(g, &["1", "2.5", "-7", "1e3", "x", "inf", "0"]);
+                        let mut r = vec!["TDIGEST.ADD".into(), key.clone(), value.into()];
+                        r.extend((0..u8::arbitrary(g) % 20).map(|v| v.to_string()));
+                        r
+                    }
+                    17 if bool::arbitrary(g) => vec!["TDIGEST.INFO".into(), key.clone()],
+                    17 => vec!["TDIGEST.QUANTILE".into(), key.clone(), "0.5".into()],
                     8 => vec!["BF.ADD".into(), key.clone()],
                     9 => vec!["CMS.INCRBY".into(), key.clone(), item],
                     _ => unreachable!(),
@@ -61,6 +69,7 @@ fn setup(store: &rocksketch::Store) {
         &["CMS.INITBYDIM", "cms", "8", "2"],
         &["CF.RESERVE", "cf", "100", "EXPANSION", "1"],
         &["CF.RESERVE", "cftiny", "8", "EXPANSION", "0"],
+        &["TDIGEST.CREATE", "td", "COMPRESSION", "5"],
     ] {
         assert_eq!(
             execute(&ns, &common::args(words)),

@@ -1,6 +1,7 @@
 //! Pipelined commands run together: consecutive `BF.ADD`, `BF.EXISTS`, `CF.ADD`,
-//! `CF.ADDNX`, `CF.EXISTS`, `CMS.INCRBY` and `CMS.QUERY` on one key become one engine call (one lock, one read of the pages, one
-//! write batch) whose answers are split back per command. The replies are exactly those
+//! `CF.ADDNX`, `CF.EXISTS`, `CMS.INCRBY`, `CMS.QUERY` and `TDIGEST.ADD` on one key become one
+//! engine call (one lock, one read of the pages, one write batch; for `TDIGEST.ADD`, one
+//! operand) whose answers are split back per command. The replies are exactly those
 //! of running the commands one by one: the engine calls apply their items in order.
 
 use super::parse::parse_i64;
@@ -9,7 +10,7 @@ use crate::error::{CmsError, Error};
 use crate::store::Namespace;
 
 /// Commands that may run as one batch with their neighbours on the same key.
-const BATCHABLE: [&str; 7] = [
+const BATCHABLE: [&str; 8] = [
     "bf.add",
     "bf.exists",
     "cf.add",
@@ -17,6 +18,7 @@ const BATCHABLE: [&str; 7] = [
     "cf.exists",
     "cms.incrby",
     "cms.query",
+    "tdigest.add",
 ];
 
 /// The batch a request may join: its lower-case command name and its key. `None` for
@@ -75,6 +77,7 @@ pub fn execute_run(ns: &Namespace, run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
         "cf.addnx" => cf_add_nx(ns, key, run),
         "cf.exists" => cf_exists(ns, key, run),
         "cms.incrby" => cms_incrby(ns, key, run),
+        "tdigest.add" => tdigest_add(ns, key, run),
         _ => cms_query(ns, key, run),
     }
 }
@@ -212,5 +215,23 @@ fn cms_incrby(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
                     .collect(),
             ),
         })
+        .collect()
+}
+
+fn tdigest_add(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
+    let digest = ns.tdigest(key);
+    // A missing key or another type answers before any value is parsed.
+    if let Err(err) = digest.info() {
+        return vec![Reply::from(&err); run.len()];
+    }
+    let parsed: Vec<Result<Vec<f64>, Error>> =
+        run.iter().map(|r| super::tdigest::values(&r[2..])).collect();
+    let values: Vec<f64> = parsed.iter().flatten().flatten().copied().collect();
+    if let Err(err) = digest.add(&values) {
+        return vec![Reply::from(&err); run.len()];
+    }
+    parsed
+        .iter()
+        .map(|p| p.as_ref().map_or_else(Reply::from, |_| Reply::ok()))
         .collect()
 }

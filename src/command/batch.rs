@@ -224,8 +224,10 @@ fn tdigest_add(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
     if let Err(err) = digest.info() {
         return vec![Reply::from(&err); run.len()];
     }
-    let parsed: Vec<Result<Vec<f64>, Error>> =
-        run.iter().map(|r| super::tdigest::values(&r[2..])).collect();
+    let parsed: Vec<Result<Vec<f64>, Error>> = run
+        .iter()
+        .map(|r| super::tdigest::values(&r[2..]))
+        .collect();
     let values: Vec<f64> = parsed.iter().flatten().flatten().copied().collect();
     if let Err(err) = digest.add(&values) {
         return vec![Reply::from(&err); run.len()];

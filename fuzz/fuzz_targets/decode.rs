@@ -7,6 +7,7 @@ use rocksketch_merge::bits::{BitDelta, BitPage};
 use rocksketch_merge::counter::{CounterDelta, CounterPage};
 use rocksketch_merge::cuckoo::{FpOps, FpPage};
 use rocksketch_merge::tally::Tally;
+use rocksketch_merge::tdigest::Digest;
 use rocksketch_merge::{full_merge, partial_merge};
 
 fuzz_target!(|data: &[u8]| {
@@ -33,6 +34,9 @@ fuzz_target!(|data: &[u8]| {
     }
     if let Ok(ops) = FpOps::decode(data) {
         assert_eq!(ops.encode(), data);
+    }
+    if let Ok(digest) = Digest::decode(data) {
+        assert_eq!(digest.encode(), data);
     }
     // Split the input into an existing value and operands at 0xff bytes.
     let mut parts = data.split(|b| *b == 0xff);

@@ -11,9 +11,10 @@ use rocksketch_merge::counter::{CounterDelta, CounterPage};
 use rocksketch_merge::cuckoo::{FpOps, FpPage};
 use rocksketch_merge::header::{begin, finish, Kind};
 use rocksketch_merge::tally::Tally;
+use rocksketch_merge::tdigest::Digest;
 use rocksketch_merge::{full_merge, partial_merge, MAX_PAGE_BYTES};
 
-const KINDS: [Kind; 8] = [
+const KINDS: [Kind; 10] = [
     Kind::CounterPage,
     Kind::CounterDelta,
     Kind::TallyPage,
@@ -22,6 +23,8 @@ const KINDS: [Kind; 8] = [
     Kind::BitDelta,
     Kind::FpPage,
     Kind::FpOps,
+    Kind::DigestPage,
+    Kind::DigestOps,
 ];
 
 fn framed(kind: Kind, payload: &[u8]) -> Vec<u8> {
@@ -67,6 +70,9 @@ fuzz_target!(|data: &[u8]| {
         }
         if let Ok(ops) = FpOps::decode(value) {
             assert_eq!(&ops.encode(), value);
+        }
+        if let Ok(digest) = Digest::decode(value) {
+            assert_eq!(&digest.encode(), value);
         }
     }
     let refs: Vec<&[u8]> = operands.iter().map(Vec::as_slice).collect();

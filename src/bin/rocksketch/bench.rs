@@ -25,6 +25,9 @@ pub fn run(argv: &[String]) -> Result<(), String> {
             "page-bytes",
             "max-successive-merges",
             "write-buffer-mb",
+            "batch",
+            "accuracy-n",
+            "seeds",
         ],
     )?;
     match args.positional.first().map(String::as_str) {
@@ -33,8 +36,10 @@ pub fn run(argv: &[String]) -> Result<(), String> {
         Some("bf-exists") => crate::bench_bloom::bf_exists(&args),
         Some("cf-add") => crate::bench_cuckoo::cf_add(&args),
         Some("cf-exists") => crate::bench_cuckoo::cf_exists(&args),
+        Some("tdigest-add") => crate::bench_tdigest::tdigest_add(&args),
         other => Err(format!(
-            "unknown benchmark {other:?}; known: cms-incrby, bf-add, bf-exists, cf-add, cf-exists"
+            "unknown benchmark {other:?}; known: cms-incrby, bf-add, bf-exists, cf-add, \
+             cf-exists, tdigest-add"
         )),
     }
 }

@@ -10,6 +10,7 @@ mod args;
 mod bench;
 mod bench_bloom;
 mod bench_cuckoo;
+mod bench_tdigest;
 mod demo;
 mod serve;
 
@@ -43,7 +44,11 @@ const USAGE: &str = "usage:
       slot load, stash, bits per item on disk, exists latency before and after compaction
   rocksketch bench cf-exists [--n N] [--absent M] [--dir DIR] [--json]
       slot load and stash when the chain first grows, and the false-positive rate,
-      for 8- and 16-bit fingerprints";
+      for 8- and 16-bit fingerprints
+  rocksketch bench tdigest-add [--n N] [--batch B] [--queries Q] [--accuracy-n M] [--seeds K]
+                   [--dir DIR] [--json]
+      the same comparison for TDIGEST.ADD (B values per add), add + quantile latency
+      before and after compaction, and rank error at q = 0.5 .. 0.999";
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();

@@ -8,22 +8,12 @@
 
 mod common;
 
-use rocksketch::{CmsError, Error, Store};
+use rocksketch::{CmsError, Error};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 const START: u64 = 1_000_000;
-
-/// Page records left in the pages column family after a full compaction.
-fn pages_after_compaction(store: &Store) -> usize {
-    store.compact().unwrap();
-    let cf = store.db().cf_handle(rocksketch::PAGES_CF).unwrap();
-    store
-        .db()
-        .iterator_cf(cf, rocksdb::IteratorMode::Start)
-        .count()
-}
 
 /// Runs `writers` threads calling `write` until it fails, while the main thread waits
 /// for a first write to succeed, then `delay`, and then runs `delete`. Returns how many writes succeeded.
@@ -95,7 +85,7 @@ fn incrby_racing_a_delete_answers_from_the_version_or_not_at_all() {
         ));
     }
     assert_eq!(
-        pages_after_compaction(&store),
+        common::pages_after_compaction(&store),
         0,
         "pages of deleted versions"
     );
@@ -159,7 +149,7 @@ fn blind_adds_racing_deletes_expiry_and_flush_leave_no_pages() {
         ns.flush().unwrap();
     }
     assert_eq!(
-        pages_after_compaction(&store),
+        common::pages_after_compaction(&store),
         0,
         "pages of deleted versions"
     );

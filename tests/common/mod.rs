@@ -88,3 +88,13 @@ pub fn transcript(name: &str) -> Vec<(Vec<Vec<u8>>, serde_json::Value)> {
         })
         .collect()
 }
+
+/// Page records left in the pages column family after a full compaction.
+pub fn pages_after_compaction(store: &Store) -> usize {
+    store.compact().unwrap();
+    let cf = store.db().cf_handle(rocksketch::PAGES_CF).unwrap();
+    store
+        .db()
+        .iterator_cf(cf, rocksdb::IteratorMode::Start)
+        .count()
+}

@@ -58,3 +58,29 @@ fn quantiles_stay_within_the_bound() {
     );
     check("uniform", (0..200_000).map(|_| rng.gen::<f64>()).collect());
 }
+
+#[test]
+fn the_largest_compression_keeps_its_page_within_the_page_limit() {
+    use rocksketch_merge::tdigest::MAX_COMPRESSION;
+    let t = common::TempStore::new();
+    let too_big = t.store().tdigest("too-big");
+    let err = too_big.create(u64::from(MAX_COMPRESSION) + 1).unwrap_err();
+    assert_eq!(err.to_string(), "ERR T-Digest: allocation failed");
+    assert!(!t.store().ns(0).exists(b"too-big").unwrap());
+    let digest = t.store().tdigest("max");
+    digest.create(u64::from(MAX_COMPRESSION)).unwrap();
+    let mut rng = StdRng::seed_from_u64(5);
+    for _ in 0..40 {
+        let batch: Vec<f64> = (0..5000).map(|_| rng.gen::<f64>()).collect();
+        digest.add(&batch).unwrap();
+    }
+    // Identical values too: the quicksort's worst case, settled in linear time.
+    digest.add(&vec![0.5; 100_000]).unwrap();
+    let info = digest.info().unwrap();
+    assert_eq!(info.observations, 300_000);
+    assert!(info.merged_nodes + info.unmerged_nodes <= info.capacity);
+    let page_bytes = 12 + 56 + 16 * info.capacity as usize;
+    assert!(page_bytes <= rocksketch_merge::MAX_PAGE_BYTES);
+    let median = digest.quantiles(&[0.5]).unwrap()[0];
+    assert!((median - 0.5).abs() < 0.01, "{median}");
+}

@@ -225,6 +225,11 @@ pub(crate) fn full_merge(existing: Option<&[u8]>, operands: &[&[u8]]) -> Merged 
 /// The partial merge of digest operands (see the module docs); `None` for operands
 /// that do not decode or were written at different compressions.
 pub(crate) fn partial_merge(operands: &[&[u8]]) -> Option<Vec<u8>> {
+    partial_merge_folding_at(operands, FOLD_BYTES)
+}
+
+/// [`partial_merge`] folding past `fold_bytes` (tests fold small operands).
+pub(crate) fn partial_merge_folding_at(operands: &[&[u8]], fold_bytes: usize) -> Option<Vec<u8>> {
     let mut compression = None;
     let mut payload = Vec::new();
     for operand in operands {
@@ -240,7 +245,7 @@ pub(crate) fn partial_merge(operands: &[&[u8]]) -> Option<Vec<u8>> {
     }
     let compression = compression?;
     let mut combined = DigestOps::new(compression);
-    if payload.len() <= FOLD_BYTES {
+    if payload.len() <= fold_bytes {
         combined.payload.extend_from_slice(&payload);
         return Some(combined.encode());
     }

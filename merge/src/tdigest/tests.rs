@@ -189,6 +189,61 @@ quickcheck! {
     }
 }
 
+/// Values in operands, partial-merged in random groups (folding past a tiny size), then
+/// fully merged: min, max and count exact, quantiles within the digest's bound.
+fn folded_in_groups(chunks: Vec<Vec<u16>>, groups: Vec<u8>) -> bool {
+    let values: Vec<f64> = chunks.iter().flatten().map(|v| f64::from(*v)).collect();
+    if values.len() < 2 {
+        return true;
+    }
+    let mut ops: Vec<Vec<u8>> = chunks
+        .iter()
+        .filter(|c| !c.is_empty())
+        .map(|c| {
+            let c: Vec<f64> = c.iter().map(|v| f64::from(*v)).collect();
+            DigestOps::new(10).values(&c).encode()
+        })
+        .collect();
+    // Each round folds a group of neighbours into one operand, as a flush would.
+    for pick in groups {
+        if ops.len() < 2 {
+            break;
+        }
+        let size = 2 + usize::from(pick) % 4;
+        let at = usize::from(pick / 4) % (ops.len() - 1);
+        let end = (at + size).min(ops.len());
+        let group: Vec<&[u8]> = ops[at..end].iter().map(Vec::as_slice).collect();
+        // Declined (a fold no smaller than the values): RocksDB keeps the operands.
+        if let Some(combined) = super::ops::partial_merge_folding_at(&group, 64) {
+            ops.splice(at..end, [combined]);
+        }
+    }
+    let mut d = merged(&Digest::new(10).encode(), &ops);
+    let mut sorted = values;
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len() as f64;
+    let exact = d.observations() == sorted.len() as i64
+        && d.min_value() == sorted[0]
+        && d.max_value() == sorted[sorted.len() - 1];
+    exact
+        && [0.1, 0.5, 0.9].iter().all(|&q| {
+            let estimate = d.quantile(q);
+            let below = sorted.partition_point(|v| *v < estimate) as f64 / n;
+            let at_most = sorted.partition_point(|v| *v <= estimate) as f64 / n;
+            // Half a centroid (the scale function's bound), and ties: a rank anywhere in
+            // the run of values equal to the estimate is exact.
+            let bound = std::f64::consts::PI * q * (1.0 - q) * n.ln() / 10.0 + 2.0 / n;
+            (below - bound..=at_most + bound).contains(&q)
+        })
+}
+
+#[test]
+fn folding_partial_merges_keep_min_max_count_exact_and_quantiles_bounded() {
+    quickcheck::QuickCheck::new()
+        .tests(300)
+        .quickcheck(folded_in_groups as fn(Vec<Vec<u16>>, Vec<u8>) -> bool);
+}
+
 /// The rank of `x` among sorted `data`, as a fraction.
 fn rank_of(sorted: &[f64], x: f64) -> f64 {
     sorted.partition_point(|v| *v < x) as f64 / sorted.len() as f64

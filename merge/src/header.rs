@@ -49,6 +49,10 @@ pub enum Kind {
     DigestPage = 0x09,
     /// Values, centroids and compressions for a t-digest page.
     DigestOps = 0x0a,
+    /// A Top-K: HeavyKeeper counters and heap (see [`crate::topk`]).
+    TopKPage = 0x0b,
+    /// `(item, increment)` pairs for a Top-K page.
+    TopKOps = 0x0c,
 }
 
 impl Kind {
@@ -65,6 +69,8 @@ impl Kind {
             0x08 => Ok(Kind::FpOps),
             0x09 => Ok(Kind::DigestPage),
             0x0a => Ok(Kind::DigestOps),
+            0x0b => Ok(Kind::TopKPage),
+            0x0c => Ok(Kind::TopKOps),
             other => Err(Error::UnknownKind(other)),
         }
     }

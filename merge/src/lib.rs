@@ -21,6 +21,7 @@ mod merge;
 pub mod page;
 pub mod tally;
 pub mod tdigest;
+pub mod topk;
 
 pub use error::{Error, Result};
 

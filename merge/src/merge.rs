@@ -1,7 +1,7 @@
 //! The merge contract: one entry point for every kind, total and deterministic.
 
 use crate::header::{self, Kind};
-use crate::{bits, counter, cuckoo, tally, tdigest};
+use crate::{bits, counter, cuckoo, tally, tdigest, topk};
 
 /// The result of a full merge.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,6 +57,7 @@ fn merge_family(existing: Option<&[u8]>, operands: &[&[u8]]) -> Merged {
         Some(Kind::BitPage | Kind::BitDelta) => bits::full_merge(existing, operands),
         Some(Kind::FpPage | Kind::FpOps) => cuckoo::full_merge(existing, operands),
         Some(Kind::DigestPage | Kind::DigestOps) => tdigest::ops::full_merge(existing, operands),
+        Some(Kind::TopKPage | Kind::TopKOps) => topk::ops::full_merge(existing, operands),
         None => Merged {
             value: existing.unwrap_or_default().to_vec(),
             skipped: operands.len(),
@@ -80,8 +81,12 @@ where
         Kind::BitDelta => bits::partial_merge(&operands),
         Kind::FpOps => cuckoo::partial_merge(&operands),
         Kind::DigestOps => tdigest::ops::partial_merge(&operands),
-        Kind::CounterPage | Kind::TallyPage | Kind::BitPage | Kind::FpPage | Kind::DigestPage => {
-            None
-        }
+        Kind::TopKOps => topk::ops::partial_merge(&operands),
+        Kind::CounterPage
+        | Kind::TallyPage
+        | Kind::BitPage
+        | Kind::FpPage
+        | Kind::DigestPage
+        | Kind::TopKPage => None,
     }
 }

@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::header::{self, Kind};
 use crate::tally::Tally;
 use crate::tdigest::Digest;
+use crate::topk::TopKPage;
 
 /// A decoded page.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,6 +18,7 @@ pub enum Page {
     Bits(BitPage),
     Fp(FpPage),
     Digest(Digest),
+    TopK(TopKPage),
 }
 
 impl Page {
@@ -29,6 +31,7 @@ impl Page {
             Some(Ok(Kind::BitPage)) => BitPage::decode(bytes).map(Page::Bits),
             Some(Ok(Kind::FpPage)) => FpPage::decode(bytes).map(Page::Fp),
             Some(Ok(Kind::DigestPage)) => Digest::decode(bytes).map(Page::Digest),
+            Some(Ok(Kind::TopKPage)) => TopKPage::decode(bytes).map(Page::TopK),
             Some(Ok(_)) => Err(Error::Invalid("an operand where a page was expected")),
             Some(Err(err)) => Err(err),
             None => Err(Error::Invalid("too short for a page header")),
@@ -45,6 +48,7 @@ impl Page {
             Page::Bits(page) => page.apply_operand(operand),
             Page::Fp(page) => page.apply_operand(operand),
             Page::Digest(page) => page.apply_operand(operand),
+            Page::TopK(page) => page.apply_operand(operand),
         }
     }
 
@@ -60,6 +64,14 @@ impl Page {
     pub fn as_digest(&self) -> Option<&Digest> {
         match self {
             Page::Digest(page) => Some(page),
+            _ => None,
+        }
+    }
+
+    /// The page, if it is a Top-K.
+    pub fn as_topk(&self) -> Option<&TopKPage> {
+        match self {
+            Page::TopK(page) => Some(page),
             _ => None,
         }
     }
@@ -80,6 +92,7 @@ impl Page {
             Page::Bits(page) => page.bytes().len(),
             Page::Fp(page) => page.memory_bytes(),
             Page::Digest(page) => page.memory_bytes(),
+            Page::TopK(page) => page.memory_bytes(),
         };
         header::HEADER_LEN + payload
     }
@@ -92,6 +105,7 @@ impl Page {
             Page::Bits(page) => page.encode(),
             Page::Fp(page) => page.encode(),
             Page::Digest(page) => page.encode(),
+            Page::TopK(page) => page.encode(),
         }
     }
 }

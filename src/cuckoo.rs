@@ -575,7 +575,9 @@ impl CuckooFilter {
 fn cuckoo_params(meta: &Meta) -> Result<CuckooParams> {
     match meta.params {
         Params::Cuckoo(params) => Ok(params),
-        Params::Cms(_) | Params::Bloom(_) | Params::TDigest(_) => Err(Error::WrongType),
+        Params::Cms(_) | Params::Bloom(_) | Params::TDigest(_) | Params::TopK(_) => {
+            Err(Error::WrongType)
+        }
     }
 }
 

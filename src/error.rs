@@ -248,6 +248,49 @@ impl TDigestError {
     }
 }
 
+/// Errors of the Top-K commands, with RedisBloom's exact texts (most without `ERR`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TopKError {
+    KeyDoesNotExist,
+    KeyAlreadyExists,
+    InvalidK,
+    InvalidWidth,
+    InvalidDepth,
+    InvalidDecay,
+    /// Also ours past [`rocksketch_merge::topk::MAX_CELLS`] counters or
+    /// [`rocksketch_merge::topk::MAX_K`] items.
+    InsufficientMemory,
+    BadIncrement,
+    WithcountExpected,
+    /// Ours: an item longer than [`rocksketch_merge::topk::MAX_ITEM_BYTES`].
+    ItemTooLong,
+}
+
+impl TopKError {
+    /// The error text RedisBloom replies with.
+    pub fn text(self) -> &'static str {
+        match self {
+            TopKError::KeyDoesNotExist => "TopK: key does not exist",
+            TopKError::KeyAlreadyExists => "TopK: key already exists",
+            TopKError::InvalidK => "TopK: invalid k",
+            TopKError::InvalidWidth => "TopK: invalid width",
+            TopKError::InvalidDepth => "TopK: invalid depth",
+            TopKError::InvalidDecay => "TopK: invalid decay value. must be '<= 1' & '> 0'",
+            TopKError::InsufficientMemory => {
+                "ERR Insufficient memory to create topk data structure"
+            }
+            TopKError::BadIncrement => concat!(
+                "TopK: increment must be an integer greater or equal to 0",
+                "                            ",
+                "and smaller or equal to 100,000"
+            ),
+            TopKError::WithcountExpected => "WITHCOUNT keyword expected",
+            TopKError::ItemTooLong => "TopK: item longer than 1024 bytes",
+        }
+    }
+}
+
 /// Everything that can go wrong in the engine.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -274,6 +317,8 @@ pub enum Error {
     Cuckoo(CuckooError),
     /// A t-digest command error.
     TDigest(TDigestError),
+    /// A Top-K command error.
+    TopK(TopKError),
 }
 
 impl fmt::Display for Error {
@@ -294,6 +339,7 @@ impl fmt::Display for Error {
             Error::Bloom(err) => f.write_str(err.text()),
             Error::Cuckoo(err) => f.write_str(err.text()),
             Error::TDigest(err) => f.write_str(err.text()),
+            Error::TopK(err) => f.write_str(err.text()),
         }
     }
 }
@@ -344,6 +390,12 @@ impl From<CuckooError> for Error {
 impl From<BloomError> for Error {
     fn from(err: BloomError) -> Error {
         Error::Bloom(err)
+    }
+}
+
+impl From<TopKError> for Error {
+    fn from(err: TopKError) -> Error {
+        Error::TopK(err)
     }
 }
 

@@ -47,14 +47,16 @@ pub use rocksketch_resp as resp;
 pub mod server;
 mod store;
 pub mod tdigest;
+pub mod topk;
 
 pub use bloom::{BloomFilter, BloomInfo};
 pub use cms::{Cms, CmsInfo};
 pub use cuckoo::{CuckooFilter, CuckooInfo, CuckooOptions};
-pub use error::{BloomError, CmsError, CuckooError, Error, Result, TDigestError};
+pub use error::{BloomError, CmsError, CuckooError, Error, Result, TDigestError, TopKError};
 pub use meta::KeyType;
 pub use operator::{register_merge_operator, skipped_operands, MERGE_OPERATOR_NAME};
 pub use store::{
     now_ms, ColumnFamilies, Namespace, Store, StoreOptions, INTERNAL_NS, META_CF, PAGES_CF,
 };
 pub use tdigest::{TDigest, TDigestInfo};
+pub use topk::TopK;

@@ -13,6 +13,7 @@
 //!   fp_bits u8 | max_iterations u16 LE | expansion u16 LE | filters u32 LE |
 //!   page_buckets u32 LE
 //! T-Digest params, 4 bytes: compression u32 LE
+//! Top-K params, 20 bytes: k u32 LE | width u32 LE | depth u32 LE | decay f64 LE
 //! ```
 
 use rocksketch_merge::bytes::{le_u16, le_u32, le_u64};
@@ -41,6 +42,8 @@ pub enum KeyType {
     Cuckoo,
     /// A t-digest.
     TDigest,
+    /// A Top-K (HeavyKeeper).
+    TopK,
 }
 
 impl KeyType {
@@ -51,6 +54,7 @@ impl KeyType {
             KeyType::Bloom => "MBbloom--",
             KeyType::Cuckoo => "MBbloomCF",
             KeyType::TDigest => "TDIS-TYPE",
+            KeyType::TopK => "TopK-TYPE",
         }
     }
 
@@ -60,6 +64,7 @@ impl KeyType {
             KeyType::Cuckoo => 2,
             KeyType::Bloom => 3,
             KeyType::TDigest => 4,
+            KeyType::TopK => 5,
         }
     }
 }
@@ -203,6 +208,7 @@ pub enum Params {
     Bloom(BloomParams),
     Cuckoo(CuckooParams),
     TDigest(TDigestParams),
+    TopK(rocksketch_merge::topk::Shape),
 }
 
 impl Params {
@@ -213,6 +219,7 @@ impl Params {
             Params::Bloom(_) => KeyType::Bloom,
             Params::Cuckoo(_) => KeyType::Cuckoo,
             Params::TDigest(_) => KeyType::TDigest,
+            Params::TopK(_) => KeyType::TopK,
         }
     }
 }
@@ -251,6 +258,12 @@ impl Meta {
             Params::Bloom(p) => p.encode_into(&mut params),
             Params::Cuckoo(p) => p.encode_into(&mut params),
             Params::TDigest(p) => params.extend_from_slice(&p.compression.to_le_bytes()),
+            Params::TopK(s) => {
+                for field in [s.k, s.width, s.depth] {
+                    params.extend_from_slice(&field.to_le_bytes());
+                }
+                params.extend_from_slice(&s.decay.to_le_bytes());
+            }
         }
         let mut out = Vec::with_capacity(PARAMS_OFFSET + params.len() + CRC_LEN);
         out.push(self.key_type().tag());
@@ -324,6 +337,16 @@ impl Meta {
                 Params::TDigest(TDigestParams { compression })
             }
             4 => return Err(CodecError::Invalid("t-digest parameters of the wrong size")),
+            5 if params.len() == 20 => Params::TopK(
+                rocksketch_merge::topk::Shape::new(
+                    le_u32(params, 0)?,
+                    le_u32(params, 4)?,
+                    le_u32(params, 8)?,
+                    f64::from_bits(le_u64(params, 12)?),
+                )
+                .ok_or(CodecError::Invalid("top-k parameters out of range"))?,
+            ),
+            5 => return Err(CodecError::Invalid("top-k parameters of the wrong size")),
             other => return Err(CodecError::UnknownKind(other)),
         };
         Ok(Meta {

@@ -171,6 +171,11 @@ impl Store {
         self.ns(0).tdigest(key)
     }
 
+    /// The Top-K at `key` in namespace 0.
+    pub fn topk(&self, key: impl AsRef<[u8]>) -> crate::TopK {
+        self.ns(0).topk(key)
+    }
+
     /// Flushes memtables and compacts both column families fully.
     pub fn compact(&self) -> Result<()> {
         for cf in [self.meta_cf()?, self.pages_cf()?] {

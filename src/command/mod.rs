@@ -8,6 +8,7 @@ mod cms;
 mod cuckoo;
 pub mod parse;
 mod tdigest;
+mod topk;
 
 pub use batch::execute_pipeline;
 
@@ -32,6 +33,7 @@ pub fn execute(ns: &Namespace, args: &[Vec<u8>]) -> Reply {
         .or_else(|| bloom::handler(&lower))
         .or_else(|| cuckoo::handler(&lower))
         .or_else(|| tdigest::handler(&lower))
+        .or_else(|| topk::handler(&lower))
     {
         Some(handler) => reply(handler(ns, args)),
         None => unknown_command(args),

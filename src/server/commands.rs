@@ -135,6 +135,13 @@ const COMMANDS: &[Spec] = &[
     spec("tdigest.byrevrank", -3, READ, KEY1),
     spec("tdigest.trimmed_mean", 4, READ, KEY1),
     spec("tdigest.info", 2, READ, KEY1),
+    spec("topk.reserve", -3, WRITE, KEY1),
+    spec("topk.add", -3, WRITE, KEY1),
+    spec("topk.incrby", -4, WRITE, KEY1),
+    spec("topk.query", -3, READ, KEY1),
+    spec("topk.count", -3, READ, KEY1),
+    spec("topk.list", -2, READ, KEY1),
+    spec("topk.info", 2, READ, KEY1),
 ];
 
 fn lookup(name: &str) -> Option<&'static Spec> {

@@ -7,6 +7,7 @@ use crate::cuckoo::CuckooFilter;
 use crate::error::{Error, Result};
 use crate::meta::{KeyType, Meta};
 use crate::tdigest::TDigest;
+use crate::topk::TopK;
 use rocksdb::IteratorMode;
 
 /// The keys of one namespace, and the generic operations over them.
@@ -40,6 +41,11 @@ impl Namespace {
     /// The t-digest at `key` (it need not exist yet).
     pub fn tdigest(&self, key: impl AsRef<[u8]>) -> TDigest {
         TDigest::new(self.store.clone(), self.ns, key.as_ref().to_vec())
+    }
+
+    /// The Top-K at `key` (it need not exist yet).
+    pub fn topk(&self, key: impl AsRef<[u8]>) -> TopK {
+        TopK::new(self.store.clone(), self.ns, key.as_ref().to_vec())
     }
 
     /// Whether `key` exists (and has not expired).

@@ -98,3 +98,34 @@ pub fn pages_after_compaction(store: &Store) -> usize {
         .iterator_cf(cf, rocksdb::IteratorMode::Start)
         .count()
 }
+
+/// Replays a transcript in `vectors/` against `ns` and asserts every reply equals the
+/// recorded one; returns how many commands ran. `SET key v` (used by the transcripts
+/// only to make a key of another type) makes `key` a count-min sketch instead, since
+/// rocksketch holds no strings; `TYPE`, `EXISTS` and `DEL` are answered from the
+/// namespace as the host answers them.
+pub fn replay(ns: &rocksketch::Namespace, name: &str) -> usize {
+    use serde_json::json;
+    let records = transcript(name);
+    for (n, (cmd, reply)) in records.iter().enumerate() {
+        let got = match String::from_utf8_lossy(&cmd[0])
+            .to_ascii_uppercase()
+            .as_str()
+        {
+            "SET" => {
+                ns.cms(&cmd[1]).init_by_dim(10, 2).expect("stand-in key");
+                json!("OK")
+            }
+            "TYPE" => json!(ns
+                .key_type(&cmd[1])
+                .unwrap()
+                .map_or("none", |t| t.redis_name())),
+            "EXISTS" => json!(i64::from(ns.exists(&cmd[1]).unwrap())),
+            "DEL" => json!(i64::from(ns.delete(&cmd[1]).unwrap())),
+            _ => reply_json(&rocksketch::command::execute(ns, cmd)),
+        };
+        let text: Vec<_> = cmd.iter().map(|a| String::from_utf8_lossy(a)).collect();
+        assert_eq!(&got, reply, "{name} line {}: {text:?}", n + 1);
+    }
+    records.len()
+}

@@ -20,9 +20,13 @@ impl Arbitrary for Pipeline {
         let mut requests = Vec::with_capacity(len);
         // Runs of one command on one key are what gets batched: make them common.
         while requests.len() < len {
-            let key = pick(g, &["bf", "cms", "fresh", "tiny", "cf", "cftiny", "td"]).to_owned();
+            let key = pick(
+                g,
+                &["bf", "cms", "fresh", "tiny", "cf", "cftiny", "td", "tk"],
+            )
+            .to_owned();
             let run = 1 + usize::arbitrary(g) % 8;
-            let kind = u8::arbitrary(g) % 18;
+            let kind = u8::arbitrary(g) % 21;
             for _ in 0..run {
                 let item = format!("i{}", u8::arbitrary(g) % 30);
                 let number = pick(g, &["1", "2", "7", "0", "-1", "x", "4294967295"]).to_owned();
@@ -49,6 +53,19 @@ impl Arbitrary for Pipeline {
                     }
                     17 if bool::arbitrary(g) => vec!["TDIGEST.INFO".into(), key.clone()],
                     17 => vec!["TDIGEST.QUANTILE".into(), key.clone(), "0.5".into()],
+                    18 => vec!["TOPK.ADD".into(), key.clone(), item, "i2".into()],
+                    19 => {
+                        let n = pick(g, &["1", "3", "0", "100001", "x"]).to_owned();
+                        vec![
+                            "TOPK.INCRBY".into(),
+                            key.clone(),
+                            item,
+                            n,
+                            "i3".into(),
+                            "2".into(),
+                        ]
+                    }
+                    20 => vec!["TOPK.LIST".into(), key.clone(), "WITHCOUNT".into()],
                     8 => vec!["BF.ADD".into(), key.clone()],
                     9 => vec!["CMS.INCRBY".into(), key.clone(), item],
                     _ => unreachable!(),
@@ -70,6 +87,7 @@ fn setup(store: &rocksketch::Store) {
         &["CF.RESERVE", "cf", "100", "EXPANSION", "1"],
         &["CF.RESERVE", "cftiny", "8", "EXPANSION", "0"],
         &["TDIGEST.CREATE", "td", "COMPRESSION", "5"],
+        &["TOPK.RESERVE", "tk", "3", "8", "3", "0.9"],
     ] {
         assert_eq!(
             execute(&ns, &common::args(words)),

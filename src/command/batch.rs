@@ -1,5 +1,6 @@
 //! Pipelined commands run together: consecutive `BF.ADD`, `BF.EXISTS`, `CF.ADD`,
-//! `CF.ADDNX`, `CF.EXISTS`, `CMS.INCRBY`, `CMS.QUERY` and `TDIGEST.ADD` on one key become one
+//! `CF.ADDNX`, `CF.EXISTS`, `CMS.INCRBY`, `CMS.QUERY`, `TDIGEST.ADD`, `TOPK.ADD` and
+//! `TOPK.INCRBY` on one key become one
 //! engine call (one lock, one read of the pages, one write batch; for `TDIGEST.ADD`, one
 //! operand) whose answers are split back per command. The replies are exactly those
 //! of running the commands one by one: the engine calls apply their items in order.
@@ -10,7 +11,7 @@ use crate::error::{CmsError, Error};
 use crate::store::Namespace;
 
 /// Commands that may run as one batch with their neighbours on the same key.
-const BATCHABLE: [&str; 8] = [
+const BATCHABLE: [&str; 10] = [
     "bf.add",
     "bf.exists",
     "cf.add",
@@ -19,6 +20,8 @@ const BATCHABLE: [&str; 8] = [
     "cms.incrby",
     "cms.query",
     "tdigest.add",
+    "topk.add",
+    "topk.incrby",
 ];
 
 /// The batch a request may join: its lower-case command name and its key. `None` for
@@ -30,7 +33,7 @@ pub fn batch_key(args: &[Vec<u8>]) -> Option<(&'static str, &[u8])> {
         .find(|b| name.eq_ignore_ascii_case(b.as_bytes()))?;
     let arity_ok = match name {
         "bf.add" | "bf.exists" | "cf.add" | "cf.addnx" | "cf.exists" => args.len() == 3,
-        "cms.incrby" => args.len() >= 4 && args.len().is_multiple_of(2),
+        "cms.incrby" | "topk.incrby" => args.len() >= 4 && args.len().is_multiple_of(2),
         _ => args.len() >= 3,
     };
     arity_ok.then(|| (name, args[1].as_slice()))
@@ -78,6 +81,7 @@ pub fn execute_run(ns: &Namespace, run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
         "cf.exists" => cf_exists(ns, key, run),
         "cms.incrby" => cms_incrby(ns, key, run),
         "tdigest.add" => tdigest_add(ns, key, run),
+        "topk.add" | "topk.incrby" => topk_add(ns, key, run),
         _ => cms_query(ns, key, run),
     }
 }
@@ -235,5 +239,46 @@ fn tdigest_add(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
     parsed
         .iter()
         .map(|p| p.as_ref().map_or_else(Reply::from, |_| Reply::ok()))
+        .collect()
+}
+
+/// A run of `TOPK.ADD`s or `TOPK.INCRBY`s: every command's pairs (an INCRBY's up to its
+/// first bad increment) in one engine call, the replies split back per command.
+fn topk_add(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
+    let top = ns.topk(key);
+    // A missing key or another type answers before any argument is read.
+    if let Err(err) = top.info() {
+        return vec![Reply::from(&err); run.len()];
+    }
+    let adds = run[0][0].eq_ignore_ascii_case(b"topk.add");
+    let per_command: Vec<super::topk::Pairs> = run
+        .iter()
+        .map(|r| match adds {
+            true => (r[2..].iter().map(|i| (i.as_slice(), 1)).collect(), None),
+            false => super::topk::pairs(&r[2..]),
+        })
+        .collect();
+    let pairs: Vec<(&[u8], u32)> = per_command
+        .iter()
+        .flat_map(|(p, _)| p.iter().copied())
+        .collect();
+    let Ok(expelled) = top.incr_by(&pairs) else {
+        // Nothing was written: the commands answer one by one, as they would have.
+        return run.iter().map(|r| execute(ns, r)).collect();
+    };
+    let mut expelled = expelled.into_iter();
+    per_command
+        .iter()
+        .map(|(pairs, bad)| {
+            let mut replies: Vec<Reply> = expelled
+                .by_ref()
+                .take(pairs.len())
+                .map(super::topk::expelled)
+                .collect();
+            if let Some(err) = bad {
+                replies.push(Reply::Error(err.text().to_owned()));
+            }
+            Reply::Array(replies)
+        })
         .collect()
 }

@@ -77,7 +77,10 @@ fn add(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
 }
 
 /// `TOPK.INCRBY`'s pairs up to the first bad increment, and that error if any.
-pub(crate) fn pairs(args: &[Vec<u8>]) -> (Vec<(&[u8], u32)>, Option<TopKError>) {
+pub(crate) type Pairs<'a> = (Vec<(&'a [u8], u32)>, Option<TopKError>);
+
+/// Parses `TOPK.INCRBY`'s `item increment` arguments (see [`Pairs`]).
+pub(crate) fn pairs(args: &[Vec<u8>]) -> Pairs<'_> {
     let mut pairs = Vec::with_capacity(args.len() / 2);
     for pair in args.chunks_exact(2) {
         match parse_i64(&pair[1]).and_then(|n| u32::try_from(n).ok()) {

@@ -129,3 +129,30 @@ pub fn replay(ns: &rocksketch::Namespace, name: &str) -> usize {
     }
     records.len()
 }
+
+/// Ends `key` the way `how` picks (0: `DEL`, 1: expiry and a sweep, 2: `FLUSHDB`), while
+/// writers may be running, then lets them run on briefly and stops them with `stop`;
+/// the caller joins them.
+pub fn end_key_under_writers(
+    store: &Store,
+    key: &str,
+    how: u32,
+    stop: &std::sync::atomic::AtomicBool,
+) {
+    use std::time::Duration;
+    let ns = store.ns(0);
+    std::thread::sleep(Duration::from_millis(5));
+    match how % 3 {
+        0 => assert!(ns.delete(key.as_bytes()).unwrap()),
+        1 => {
+            assert!(ns
+                .expire_at(key.as_bytes(), rocksketch::now_ms() + 2)
+                .unwrap());
+            std::thread::sleep(Duration::from_millis(10));
+            store.sweep_expired(None, 1000).unwrap();
+        }
+        _ => assert!(ns.flush().unwrap() >= 1),
+    }
+    std::thread::sleep(Duration::from_millis(3));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+}

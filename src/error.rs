@@ -258,8 +258,9 @@ pub enum TopKError {
     InvalidWidth,
     InvalidDepth,
     InvalidDecay,
-    /// Also ours past [`rocksketch_merge::topk::MAX_CELLS`] counters or
-    /// [`rocksketch_merge::topk::MAX_K`] items.
+    /// Also ours past [`rocksketch_merge::topk::MAX_CELLS`] counters,
+    /// [`rocksketch_merge::topk::MAX_DEPTH`] rows or [`rocksketch_merge::topk::MAX_K`]
+    /// items.
     InsufficientMemory,
     BadIncrement,
     WithcountExpected,

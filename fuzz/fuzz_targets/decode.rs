@@ -8,6 +8,7 @@ use rocksketch_merge::counter::{CounterDelta, CounterPage};
 use rocksketch_merge::cuckoo::{FpOps, FpPage};
 use rocksketch_merge::tally::Tally;
 use rocksketch_merge::tdigest::Digest;
+use rocksketch_merge::topk::TopKPage;
 use rocksketch_merge::{full_merge, partial_merge};
 
 fuzz_target!(|data: &[u8]| {
@@ -37,6 +38,12 @@ fuzz_target!(|data: &[u8]| {
     }
     if let Ok(digest) = Digest::decode(data) {
         assert_eq!(digest.encode(), data);
+    }
+    if let Ok(top) = TopKPage::decode(data) {
+        assert_eq!(top.encode(), data);
+    }
+    if let Ok(pairs) = rocksketch_merge::topk::ops::decode(data) {
+        assert_eq!(rocksketch_merge::topk::ops::encode(pairs).as_deref(), Some(data));
     }
     // Split the input into an existing value and operands at 0xff bytes.
     let mut parts = data.split(|b| *b == 0xff);

@@ -12,9 +12,10 @@ use rocksketch_merge::cuckoo::{FpOps, FpPage};
 use rocksketch_merge::header::{begin, finish, Kind};
 use rocksketch_merge::tally::Tally;
 use rocksketch_merge::tdigest::Digest;
+use rocksketch_merge::topk::TopKPage;
 use rocksketch_merge::{full_merge, partial_merge, MAX_PAGE_BYTES};
 
-const KINDS: [Kind; 10] = [
+const KINDS: [Kind; 12] = [
     Kind::CounterPage,
     Kind::CounterDelta,
     Kind::TallyPage,
@@ -25,6 +26,8 @@ const KINDS: [Kind; 10] = [
     Kind::FpOps,
     Kind::DigestPage,
     Kind::DigestOps,
+    Kind::TopKPage,
+    Kind::TopKOps,
 ];
 
 fn framed(kind: Kind, payload: &[u8]) -> Vec<u8> {
@@ -73,6 +76,9 @@ fuzz_target!(|data: &[u8]| {
         }
         if let Ok(digest) = Digest::decode(value) {
             assert_eq!(&digest.encode(), value);
+        }
+        if let Ok(top) = TopKPage::decode(value) {
+            assert_eq!(&top.encode(), value);
         }
     }
     let refs: Vec<&[u8]> = operands.iter().map(Vec::as_slice).collect();

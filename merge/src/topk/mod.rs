@@ -31,6 +31,9 @@ use crate::header::{self, Kind};
 pub const FINGERPRINT_SEED: u32 = 1919;
 /// Most counters (`width x depth`) a Top-K may have: 512 KiB of counters.
 pub const MAX_CELLS: u64 = 1 << 16;
+/// Most rows a Top-K may have: an increment of `n` may draw `n` times per row, so rows
+/// bound the work of every add (at most 100 000 x 64 draws per pair).
+pub const MAX_DEPTH: u32 = 64;
 /// Most items a Top-K may keep.
 pub const MAX_K: u32 = 1000;
 /// The longest item a Top-K keeps: with [`MAX_K`] and [`MAX_CELLS`], a page stays under
@@ -70,6 +73,7 @@ impl Shape {
         let valid = (1..=MAX_K).contains(&k)
             && width > 0
             && depth > 0
+            && depth <= MAX_DEPTH
             && cells <= MAX_CELLS
             && decay > 0.0
             && decay <= 1.0;

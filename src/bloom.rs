@@ -19,9 +19,11 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 mod baseline;
+mod debug;
 mod dump;
 mod sizing;
 
+pub use debug::SubFilterInfo;
 use sizing::{hashes, validate, validate_stored, Sub};
 
 /// RedisBloom's defaults for a filter created by `BF.ADD`.
@@ -389,6 +391,19 @@ impl BloomFilter {
 
     fn counts(&self, prefix: &[u8]) -> Result<Tally> {
         self.store.read_tally(&self.key, prefix)
+    }
+}
+
+impl BloomFilter {
+    /// The metadata, parameters and version prefix of the existing filter `guard`
+    /// locks; `ERR not found` for a missing key.
+    fn existing(&self, guard: &KeyGuard) -> Result<(Meta, BloomParams, Vec<u8>)> {
+        let meta = guard
+            .typed_meta(KeyType::Bloom)?
+            .ok_or(BloomError::NotFound)?;
+        let params = bloom_params(&meta)?;
+        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        Ok((meta, params, prefix))
     }
 }
 

@@ -1,10 +1,9 @@
 //! Baselines for `rocksketch bench bf-add`: the same add written the way other designs
 //! write it, over the same layout.
 
-use super::{add_operands, bloom_params, hashes, BloomFilter, Sub};
-use crate::error::{BloomError, Error, Result};
+use super::{add_operands, hashes, BloomFilter, Sub};
+use crate::error::{Error, Result};
 use crate::keys::{self, TALLY_SUB};
-use crate::meta::KeyType;
 use rocksdb::ReadOptions;
 use rocksketch_merge::bits::BitPage;
 use rocksketch_merge::tally::Tally;
@@ -15,11 +14,7 @@ impl BloomFilter {
     #[doc(hidden)]
     pub fn add_rewriting_pages(&self, item: impl AsRef<[u8]>) -> Result<()> {
         let guard = self.store.lock(self.ns, &self.key);
-        let meta = guard
-            .typed_meta(KeyType::Bloom)?
-            .ok_or(BloomError::NotFound)?;
-        let params = bloom_params(&meta)?;
-        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let (_, params, prefix) = self.existing(&guard)?;
         let newest = params.filters - 1;
         let sub = Sub::of(&params, newest);
         let (page_no, bits) = sub.locate(hashes(item.as_ref()));
@@ -52,11 +47,7 @@ impl BloomFilter {
     #[doc(hidden)]
     pub fn put_add_operands<I: AsRef<[u8]>>(&self, items: &[I], seq: u64) -> Result<()> {
         let guard = self.store.share(self.ns, &self.key);
-        let meta = guard
-            .typed_meta(KeyType::Bloom)?
-            .ok_or(BloomError::NotFound)?;
-        let params = bloom_params(&meta)?;
-        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let (_, params, prefix) = self.existing(&guard)?;
         let mut batch = self.store.batch()?;
         for (mut key, operand) in add_operands(&prefix, &params, items)? {
             key.extend_from_slice(&seq.to_be_bytes());

@@ -17,7 +17,7 @@ pub(super) struct Sub {
 
 impl Sub {
     /// The capacity and error rate of sub-filter `index`.
-    fn target(params: &BloomParams, index: u32) -> (u64, f64) {
+    pub(super) fn target(params: &BloomParams, index: u32) -> (u64, f64) {
         if params.expansion == 0 {
             (params.capacity, params.error)
         } else {

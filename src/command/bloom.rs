@@ -20,6 +20,7 @@ pub(super) fn handler(name: &str) -> Option<Handler> {
         "bf.mexists" => mexists,
         "bf.card" => card,
         "bf.info" => info,
+        "bf.debug" => debug,
         _ => return None,
     })
 }
@@ -217,4 +218,77 @@ fn fields(info: &BloomInfo) -> Vec<(&'static str, Reply)> {
                 .map_or(Reply::Nil, |e| Reply::Int(i64::from(e))),
         ),
     ]
+}
+
+/// `BF.DEBUG`: RedisBloom's strings, `size:<items>` then one per sub-filter.
+fn debug(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
+    let [_, key] = args else {
+        return Ok(Reply::wrong_arity("bf.debug"));
+    };
+    let (size, subs) = ns.bloom(key).debug()?;
+    let mut out = vec![Reply::Bulk(format!("size:{size}").into_bytes())];
+    out.extend(subs.iter().map(|s| {
+        Reply::Bulk(
+            format!(
+                "bytes:{} bits:{} hashes:{} hashwidth:64 capacity:{} size:{} ratio:{}",
+                s.bytes,
+                s.bits,
+                s.hashes,
+                s.capacity,
+                s.items,
+                printf_g(s.error)
+            )
+            .into_bytes(),
+        )
+    }));
+    Ok(Reply::Array(out))
+}
+
+/// C's `printf("%g")`: 6 significant digits, trailing zeros dropped, scientific
+/// notation (two-digit exponent at least) below 1e-4 or from 1e6.
+pub(crate) fn printf_g(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let scientific = format!("{x:.5e}");
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let trim = |s: &str| -> String {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_owned()
+        } else {
+            s.to_owned()
+        }
+    };
+    if (-4..6).contains(&exponent) {
+        let decimals = (5 - exponent).max(0) as usize;
+        trim(&format!("{x:.decimals$}"))
+    } else {
+        let sign = if exponent < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", trim(mantissa), exponent.abs())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::printf_g;
+
+    #[test]
+    fn printf_g_matches_c() {
+        for (x, want) in [
+            (0.01, "0.01"),
+            (0.005, "0.005"),
+            (0.0025, "0.0025"),
+            (0.000625, "0.000625"),
+            (7.8125e-5, "7.8125e-05"),
+            (1.0 / 3.0, "0.333333"),
+            (0.1, "0.1"),
+            (123456.0, "123456"),
+            (1234567.0, "1.23457e+06"),
+            (1e-10, "1e-10"),
+            (0.00012345678, "0.000123457"),
+        ] {
+            assert_eq!(printf_g(x), want, "{x}");
+        }
+    }
 }

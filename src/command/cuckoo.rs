@@ -22,6 +22,7 @@ pub(super) fn handler(name: &str) -> Option<Handler> {
         "cf.info" => info,
         "cf.scandump" => scandump,
         "cf.loadchunk" => loadchunk,
+        "cf.debug" => debug,
         _ => return None,
     })
 }
@@ -216,6 +217,10 @@ fn scandump(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
         return Ok(Reply::wrong_arity("cf.scandump"));
     };
     let cursor = parse_i64(cursor).ok_or(CuckooError::InvalidPosition)?;
+    // A filter holding no items has nothing to dump: RedisBloom answers [0, nil].
+    if ns.cuckoo(key).info()?.inserted == 0 {
+        return Ok(Reply::Array(vec![Reply::Int(0), Reply::Nil]));
+    }
     let (next, chunk) = ns.cuckoo(key).scandump(cursor)?;
     Ok(Reply::Array(vec![Reply::Int(next), Reply::Bulk(chunk)]))
 }
@@ -227,4 +232,25 @@ fn loadchunk(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
     let cursor = parse_i64(cursor).ok_or(CuckooError::InvalidPosition)?;
     ns.cuckoo(key).loadchunk(cursor, chunk)?;
     Ok(Reply::ok())
+}
+
+/// `CF.DEBUG`: RedisBloom's one-line description of the filter.
+fn debug(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
+    let [_, key] = args else {
+        return Ok(Reply::wrong_arity("cf.debug"));
+    };
+    let i = ns.cuckoo(key).info()?;
+    Ok(Reply::Bulk(
+        format!(
+            "bktsize:{} buckets:{} items:{} deletes:{} filters:{} max_iterations:{} expansion:{}",
+            i.bucket_size,
+            i.buckets,
+            i.inserted,
+            i.deleted,
+            i.filters,
+            i.max_iterations,
+            i.expansion
+        )
+        .into_bytes(),
+    ))
 }

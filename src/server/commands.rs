@@ -121,6 +121,8 @@ const COMMANDS: &[Spec] = &[
     spec("bf.card", 2, READ, KEY1),
     spec("bf.scandump", 3, READ, KEY1),
     spec("bf.loadchunk", 4, WRITE, KEY1),
+    spec("bf.debug", 2, READ, KEY1),
+    spec("cf.debug", 2, READ, KEY1),
     spec("tdigest.create", -2, WRITE, KEY1),
     spec("tdigest.add", -3, WRITE, KEY1),
     spec("tdigest.reset", 2, WRITE, KEY1),

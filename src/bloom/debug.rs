@@ -1,0 +1,41 @@
+//! `BF.DEBUG`: the chain's sub-filters as RedisBloom describes them.
+
+use super::{BloomFilter, Sub};
+use crate::error::Result;
+
+/// One sub-filter as `BF.DEBUG` reports it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SubFilterInfo {
+    pub bytes: u64,
+    pub bits: u64,
+    pub hashes: u32,
+    pub capacity: u64,
+    /// Items added to this sub-filter.
+    pub items: u64,
+    /// Its error rate.
+    pub error: f64,
+}
+
+impl BloomFilter {
+    /// Items in the chain and each sub-filter's shape (`BF.DEBUG`); `ERR not found` for
+    /// a missing key.
+    pub fn debug(&self) -> Result<(u64, Vec<SubFilterInfo>)> {
+        let guard = self.store.share(self.ns, &self.key);
+        let (_, params, prefix) = self.existing(&guard)?;
+        let counts = self.counts(&prefix)?;
+        let subs = (0..params.filters)
+            .map(|i| {
+                let sub = Sub::of(&params, i);
+                SubFilterInfo {
+                    bytes: sub.bytes(),
+                    bits: sub.bytes() * 8,
+                    hashes: sub.hashes,
+                    capacity: sub.capacity,
+                    items: counts.slots().get(i as usize).copied().unwrap_or(0),
+                    error: Sub::target(&params, i).1,
+                }
+            })
+            .collect();
+        Ok((counts.slots().iter().sum(), subs))
+    }
+}

@@ -8,6 +8,8 @@
 //! evolves exactly as the replies said; no write rewrites the page. [`TopK::add_blind`]
 //! writes the operand without reading, for callers that need no reply.
 
+mod baseline;
+
 use crate::error::{Error, Result, TopKError};
 use crate::keys;
 use crate::meta::{KeyType, Meta, Params};

@@ -37,9 +37,10 @@ pub fn run(argv: &[String]) -> Result<(), String> {
         Some("cf-add") => crate::bench_cuckoo::cf_add(&args),
         Some("cf-exists") => crate::bench_cuckoo::cf_exists(&args),
         Some("tdigest-add") => crate::bench_tdigest::tdigest_add(&args),
+        Some("topk-add") => crate::bench_topk::topk_add(&args),
         other => Err(format!(
             "unknown benchmark {other:?}; known: cms-incrby, bf-add, bf-exists, cf-add, \
-             cf-exists, tdigest-add"
+             cf-exists, tdigest-add, topk-add"
         )),
     }
 }

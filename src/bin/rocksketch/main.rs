@@ -11,6 +11,7 @@ mod bench;
 mod bench_bloom;
 mod bench_cuckoo;
 mod bench_tdigest;
+mod bench_topk;
 mod demo;
 mod serve;
 
@@ -48,7 +49,10 @@ const USAGE: &str = "usage:
   rocksketch bench tdigest-add [--n N] [--batch B] [--queries Q] [--accuracy-n M] [--seeds K]
                    [--dir DIR] [--json]
       the same comparison for TDIGEST.ADD (B values per add), add + quantile latency
-      before and after compaction, and rank error at q = 0.5 .. 0.999";
+      before and after compaction, and rank error at q = 0.5 .. 0.999
+  rocksketch bench topk-add [--n N] [--batch B] [--accuracy-n M] [--dir DIR] [--json]
+      TOPK adds blind, with replies, as read-modify-write and as raw puts (B items per
+      add), and recall of the true top 100 on M-item Zipf(1.1) and Zipf(0.8) streams";
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();

@@ -62,6 +62,16 @@ class TopK:
             )
         )
 
+    def test_keyspace_commands(self):
+        self.tk.reserve("k1", 3, 8, 7, 0.9)
+        self.r.tdigest().create("d1")
+        self.assertEqual(sorted(self.r.scan_iter(_type="TopK-TYPE")), [b"k1"])
+        self.assertEqual(sorted(self.r.scan_iter(_type="TDIS-TYPE")), [b"d1"])
+        self.assertTrue(self.r.expire("k1", 100))
+        self.assertGreater(self.r.ttl("k1"), 0)
+        self.assertEqual(self.r.delete("k1", "d1"), 2)
+        self.assertEqual(self.r.exists("k1", "d1"), 0)
+
     def test_errors(self):
         with self.assertRaisesRegex(redis.ResponseError, "^TopK: key does not exist$"):
             self.tk.add("missing", "x")

@@ -58,7 +58,7 @@ impl TopKPage {
     pub fn overlay(&self) -> Sketch<Overlay<'_>> {
         Sketch {
             shape: self.shape,
-            table: self.shape.decay_table(),
+            table: self.table,
             cells: Overlay {
                 base: &self.cells,
                 changes: HashMap::new(),
@@ -72,7 +72,7 @@ impl TopKPage {
     pub fn add_all<'i>(&mut self, pairs: impl IntoIterator<Item = (&'i [u8], u32)>) {
         let mut sketch = Sketch {
             shape: self.shape,
-            table: self.shape.decay_table(),
+            table: self.table,
             cells: std::mem::take(&mut self.cells),
             heap: std::mem::take(&mut self.heap),
             draws: self.draws,

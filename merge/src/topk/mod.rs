@@ -102,6 +102,8 @@ pub struct TopKPage {
     pub(crate) draws: u64,
     pub(crate) cells: Vec<Cell>,
     pub(crate) heap: Vec<HeapEntry>,
+    /// [`Shape::decay_table`], computed once (not stored).
+    pub(crate) table: [f64; 256],
 }
 
 impl PartialEq for TopKPage {
@@ -120,6 +122,7 @@ impl TopKPage {
             draws: 0,
             cells: vec![Cell::default(); shape.cells()],
             heap: vec![HeapEntry::default(); shape.k as usize],
+            table: shape.decay_table(),
         }
     }
 
@@ -233,6 +236,7 @@ impl TopKPage {
             draws,
             cells,
             heap,
+            table: shape.decay_table(),
         })
     }
 }

@@ -95,7 +95,7 @@ impl TopK {
         let expelled = {
             let page = self.read_page(&page_key)?;
             let top = page.as_topk().ok_or_else(|| wrong_kind(&self.key, WHAT))?;
-            let mut sketch = top.overlay();
+            let mut sketch = top.overlay(pairs.len());
             pairs.iter().map(|(item, n)| sketch.add(item, *n)).collect()
         };
         // The page read is dropped first, so the cache applies the operand in place.

@@ -56,7 +56,7 @@ fn run(ops: Vec<Op>, decay: u8) -> bool {
         match op {
             Op::Add(items) => {
                 let items: Vec<Vec<u8>> = items.iter().map(|i| item(*i)).collect();
-                let mut sketch = model.overlay();
+                let mut sketch = model.overlay(1);
                 let want: Vec<_> = items.iter().map(|i| sketch.add(i, 1)).collect();
                 assert_eq!(top(&t).add(&items).unwrap(), want);
                 model.add_all(items.iter().map(|i| (i.as_slice(), 1)));
@@ -71,7 +71,7 @@ fn run(ops: Vec<Op>, decay: u8) -> bool {
                 if matches!(op, Op::Blind(_)) {
                     top(&t).add_blind(&refs).unwrap();
                 } else {
-                    let mut sketch = model.overlay();
+                    let mut sketch = model.overlay(1);
                     let want: Vec<_> = refs.iter().map(|(i, n)| sketch.add(i, *n)).collect();
                     assert_eq!(top(&t).incr_by(&refs).unwrap(), want);
                 }

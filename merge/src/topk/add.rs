@@ -24,22 +24,34 @@ impl Counters for Vec<Cell> {
     }
 }
 
-/// Changed counters over a page's.
-pub struct Overlay<'a> {
-    base: &'a [Cell],
-    changes: HashMap<usize, Cell>,
+/// Counters changed over a page's: a map of the changes for a few, a copy of all the
+/// counters once the changes would be many (a copy is cheaper than that many inserts).
+pub enum Overlay<'a> {
+    Sparse {
+        base: &'a [Cell],
+        changes: HashMap<usize, Cell>,
+    },
+    Dense(Vec<Cell>),
 }
 
 impl Counters for Overlay<'_> {
     fn cell(&self, at: usize) -> Cell {
-        match self.changes.get(&at) {
-            Some(cell) => *cell,
-            None => self.base.get(at).copied().unwrap_or_default(),
+        match self {
+            Overlay::Sparse { base, changes } => match changes.get(&at) {
+                Some(cell) => *cell,
+                None => base.get(at).copied().unwrap_or_default(),
+            },
+            Overlay::Dense(cells) => cells.cell(at),
         }
     }
 
     fn set_cell(&mut self, at: usize, cell: Cell) {
-        self.changes.insert(at, cell);
+        match self {
+            Overlay::Sparse { changes, .. } => {
+                changes.insert(at, cell);
+            }
+            Overlay::Dense(cells) => cells.set_cell(at, cell),
+        }
     }
 }
 
@@ -54,15 +66,21 @@ pub struct Sketch<C> {
 
 impl TopKPage {
     /// A sketch over this page's counters that leaves the page as it is (the heap is
-    /// copied: at most `k` entries).
-    pub fn overlay(&self) -> Sketch<Overlay<'_>> {
+    /// copied: at most `k` entries), for an add of about `pairs` pairs.
+    pub fn overlay(&self, pairs: usize) -> Sketch<Overlay<'_>> {
+        let touched = pairs.saturating_mul(self.shape.depth as usize);
+        let cells = if touched.saturating_mul(8) < self.cells.len() {
+            Overlay::Sparse {
+                base: &self.cells,
+                changes: HashMap::with_capacity(touched),
+            }
+        } else {
+            Overlay::Dense(self.cells.clone())
+        };
         Sketch {
             shape: self.shape,
             table: self.table,
-            cells: Overlay {
-                base: &self.cells,
-                changes: HashMap::new(),
-            },
+            cells,
             heap: self.heap.clone(),
             draws: self.draws,
         }

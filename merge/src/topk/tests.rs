@@ -11,7 +11,7 @@ fn shape(k: u32, width: u32, depth: u32, decay: f64) -> Shape {
 fn replies_and_heap_follow_redisbloom() {
     // `tk:two` of the recorded transcript: k 2, width 2, depth 1, decay 1.
     let page = TopKPage::new(shape(2, 2, 1, 1.0));
-    let mut sketch = page.overlay();
+    let mut sketch = page.overlay(4);
     let expelled: Vec<Option<Vec<u8>>> = ["a", "b", "c", "d"]
         .iter()
         .map(|i| sketch.add(i.as_bytes(), 1))
@@ -30,7 +30,7 @@ fn replies_and_heap_follow_redisbloom() {
 fn items_reply_cut_at_nul_and_increment_zero_enters_the_heap() {
     let mut page = TopKPage::new(shape(1, 1000, 2, 0.9));
     page.add_all([(&b"x\0y"[..], 1)]);
-    let mut sketch = page.overlay();
+    let mut sketch = page.overlay(1);
     assert_eq!(sketch.add(b"z", 1), Some(b"x\0y".to_vec()));
     assert_eq!(add::c_string(b"x\0y"), b"x");
     let mut zero = TopKPage::new(shape(3, 2000, 3, 0.9));
@@ -101,13 +101,13 @@ quickcheck! {
         let all_applied = ops.iter().all(|op| one_by_one.apply_operand(op));
         // Replies from an overlay over the page as it was, then the page itself.
         let all: Vec<(Vec<u8>, u32)> = chunks.iter().flat_map(|c| pairs_of(c)).collect();
-        let mut sketch = page.overlay();
+        let mut sketch = page.overlay(all.len() % 3 * 50);
         let replies: Vec<_> = all.iter().map(|(i, n)| sketch.add(i, *n)).collect();
         let mut stepped = page.clone();
         let expected: Vec<_> = all
             .iter()
             .map(|(i, n)| {
-                let mut s = stepped.overlay();
+                let mut s = stepped.overlay(1);
                 let r = s.add(i, *n);
                 stepped.add_all([(i.as_slice(), *n)]);
                 r

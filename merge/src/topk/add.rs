@@ -58,7 +58,7 @@ impl Counters for Overlay<'_> {
 /// What an add works on: counters, the heap and the draw count.
 pub struct Sketch<C> {
     shape: Shape,
-    table: [f64; 256],
+    table: Box<[f64; 256]>,
     cells: C,
     heap: Vec<HeapEntry>,
     draws: u64,
@@ -79,7 +79,7 @@ impl TopKPage {
         };
         Sketch {
             shape: self.shape,
-            table: self.table,
+            table: self.table.clone(),
             cells,
             heap: self.heap.clone(),
             draws: self.draws,
@@ -90,7 +90,7 @@ impl TopKPage {
     pub fn add_all<'i>(&mut self, pairs: impl IntoIterator<Item = (&'i [u8], u32)>) {
         let mut sketch = Sketch {
             shape: self.shape,
-            table: self.table,
+            table: self.table.clone(),
             cells: std::mem::take(&mut self.cells),
             heap: std::mem::take(&mut self.heap),
             draws: self.draws,

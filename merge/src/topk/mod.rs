@@ -103,7 +103,7 @@ pub struct TopKPage {
     pub(crate) cells: Vec<Cell>,
     pub(crate) heap: Vec<HeapEntry>,
     /// [`Shape::decay_table`], computed once (not stored).
-    pub(crate) table: [f64; 256],
+    pub(crate) table: Box<[f64; 256]>,
 }
 
 impl PartialEq for TopKPage {
@@ -122,7 +122,7 @@ impl TopKPage {
             draws: 0,
             cells: vec![Cell::default(); shape.cells()],
             heap: vec![HeapEntry::default(); shape.k as usize],
-            table: shape.decay_table(),
+            table: Box::new(shape.decay_table()),
         }
     }
 
@@ -236,7 +236,7 @@ impl TopKPage {
             draws,
             cells,
             heap,
-            table: shape.decay_table(),
+            table: Box::new(shape.decay_table()),
         })
     }
 }

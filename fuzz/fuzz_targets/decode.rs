@@ -43,7 +43,10 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(top.encode(), data);
     }
     if let Ok(pairs) = rocksketch_merge::topk::ops::decode(data) {
-        assert_eq!(rocksketch_merge::topk::ops::encode(pairs).as_deref(), Some(data));
+        assert_eq!(
+            rocksketch_merge::topk::ops::encode(pairs).as_deref(),
+            Some(data)
+        );
     }
     // Split the input into an existing value and operands at 0xff bytes.
     let mut parts = data.split(|b| *b == 0xff);

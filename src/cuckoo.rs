@@ -54,7 +54,8 @@ pub struct CuckooOptions {
     pub max_iterations: u16,
     /// 0 never grows; otherwise rounded up to a power of two, as RedisBloom does.
     pub expansion: u32,
-    /// Fingerprint width: 8 (RedisBloom's) or 16 bits (fewer false positives).
+    /// Fingerprint width: 8 (RedisBloom's), 12 (about 0.2 % false positives with buckets
+    /// of 4, packed two in three bytes) or 16 bits.
     pub fp_bits: u8,
 }
 
@@ -143,7 +144,7 @@ impl Sub {
     }
 
     fn bytes(&self, fp_bits: u8) -> u64 {
-        self.buckets * u64::from(self.shape.bucket_size) * u64::from(fp_bits / 8)
+        (self.buckets * u64::from(self.shape.bucket_size) * u64::from(fp_bits)).div_ceil(8)
     }
 }
 
@@ -166,6 +167,7 @@ fn hashed(item: &[u8], fp_bits: u8) -> Hashed {
     let h = murmur64a(item, 0);
     let fp = match fp_bits {
         8 => h % 255 + 1,
+        12 => h % 4095 + 1,
         _ => h % 65535 + 1,
     } as u16;
     Hashed { h, fp }
@@ -600,15 +602,15 @@ fn validate(options: CuckooOptions, page_bytes: u32) -> Result<CuckooParams> {
     if expansion > MAX_EXPANSION {
         return Err(CuckooError::ExpansionRange.into());
     }
-    if fp_bits != 8 && fp_bits != 16 {
+    if !matches!(fp_bits, 8 | 12 | 16) {
         return Err(CuckooError::FingerprintRange.into());
     }
     if capacity < 2 * u64::from(bucket_size) || capacity > MAX_CAPACITY {
         return Err(CuckooError::CapacityRange.into());
     }
     let buckets = (capacity / u64::from(bucket_size)).next_power_of_two() as u32;
-    let slot_bytes = u32::from(bucket_size) * u32::from(fp_bits / 8);
-    let page_buckets = (page_bytes / slot_bytes).max(1);
+    let bucket_bits = u32::from(bucket_size) * u32::from(fp_bits);
+    let page_buckets = (page_bytes.saturating_mul(8) / bucket_bits).max(1);
     // The largest power of two that fits the page.
     let page_buckets = 1 << (31 - page_buckets.leading_zeros());
     let expansion = if expansion == 0 {

@@ -111,7 +111,7 @@ impl CuckooError {
             CuckooError::ExpansionParse => "Couldn't parse EXPANSION",
             CuckooError::ExpansionRange => "EXPANSION: value must be in the range [0, 32768]",
             CuckooError::FingerprintParse => "Couldn't parse FINGERPRINT",
-            CuckooError::FingerprintRange => "FINGERPRINT: value must be 8 or 16",
+            CuckooError::FingerprintRange => "FINGERPRINT: value must be 8, 12 or 16",
             CuckooError::ItemExists => "ERR item exists",
             CuckooError::NotFound => "ERR not found",
             CuckooError::DelNotFound => "Not found",

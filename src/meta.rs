@@ -183,7 +183,7 @@ impl CuckooParams {
         let valid = p.capacity > 0
             && p.buckets.is_power_of_two()
             && p.bucket_size > 0
-            && (p.fp_bits == 8 || p.fp_bits == 16)
+            && matches!(p.fp_bits, 8 | 12 | 16)
             && (p.expansion == 0 || p.expansion.is_power_of_two())
             && p.filters > 0
             && p.page_buckets.is_power_of_two();

@@ -104,15 +104,24 @@ fn every_command_and_its_errors() {
         run(&ns, &["CF.INSERT", "ins", "CAPACITY", "many", "ITEMS", "x"]),
         err("Bad capacity")
     );
-    for words in [
-        &["CF.INSERT", "ins", "ITEMS"][..],
-        &["CF.INSERT", "ins", "x"],
-    ] {
-        assert_eq!(
-            run(&ns, words),
-            err("ERR wrong number of arguments for 'cf.insert' command")
-        );
-    }
+    assert_eq!(
+        run(&ns, &["CF.INSERT", "ins", "ITEMS"]),
+        err("ERR wrong number of arguments for 'cf.insert' command")
+    );
+    // The cuckoo-module design's short form: one item, answered as CF.ADD, the filter
+    // created with defaults when missing.
+    assert_eq!(run(&ns, &["CF.INSERT", "short", "x"]), Reply::Bool(true));
+    assert_eq!(run(&ns, &["CF.EXISTS", "short", "x"]), Reply::Bool(true));
+    assert_eq!(run(&ns, &["CF.DELETE", "short", "x"]), Reply::Bool(true));
+    assert_eq!(run(&ns, &["CF.DELETE", "short", "x"]), Reply::Bool(false));
+    assert_eq!(
+        run(&ns, &["CF.STATS", "short"]),
+        run(&ns, &["CF.INFO", "short"])
+    );
+    assert_eq!(
+        run(&ns, &["CF.DELETE", "short"]),
+        err("ERR wrong number of arguments for 'cf.delete' command")
+    );
     // RESERVE's checks, in RedisBloom's order.
     for (words, reply) in [
         (&["CF.RESERVE", "cf", "1000"][..], "ERR item exists"),
@@ -150,8 +159,8 @@ fn every_command_and_its_errors() {
             "EXPANSION: value must be in the range [0, 32768]",
         ),
         (
-            &["CF.RESERVE", "r", "100", "FINGERPRINT", "12"],
-            "FINGERPRINT: value must be 8 or 16",
+            &["CF.RESERVE", "r", "100", "FINGERPRINT", "10"],
+            "FINGERPRINT: value must be 8, 12 or 16",
         ),
         (
             &["CF.RESERVE", "r", "100", "BUCKETSIZE"],
@@ -282,7 +291,7 @@ fn limits_of_a_chain() {
 }
 
 #[test]
-fn sixteen_bit_fingerprints_cut_false_positives() {
+fn wider_fingerprints_cut_false_positives() {
     let t = common::TempStore::new();
     let rate = |fp_bits: u8| {
         let cf = t.store().cuckoo(format!("fp{fp_bits}"));
@@ -302,17 +311,25 @@ fn sixteen_bit_fingerprints_cut_false_positives() {
         let hits = cf.mexists(&absent).unwrap().iter().filter(|f| **f).count();
         hits as f64 / absent.len() as f64
     };
-    let (eight, sixteen) = (rate(8), rate(16));
-    // Bound 2b / 2^f at this load: 8 / 255 and 8 / 65535.
+    let (eight, twelve, sixteen) = (rate(8), rate(12), rate(16));
+    // Bound 2b / 2^f at this load: 8 / 255, 8 / 4095 and 8 / 65535.
     assert!(eight < 8.0 / 255.0 * 1.1, "{eight}");
+    assert!(twelve < 8.0 / 4095.0 * 1.1, "{twelve}");
     assert!(sixteen < 0.001, "{sixteen}");
-    assert!(sixteen * 20.0 < eight, "{sixteen} vs {eight}");
+    assert!(twelve * 5.0 < eight, "{twelve} vs {eight}");
+    assert!(sixteen < twelve, "{sixteen} vs {twelve}");
 }
 
 #[test]
 fn dump_and_restore_reproduce_every_answer() {
+    for fp_bits in [8, 12] {
+        dump_and_restore_at(fp_bits);
+    }
+}
+
+fn dump_and_restore_at(fp_bits: u8) {
     let mut t = common::TempStore::new();
-    let chunks = dump_and_load(t.store());
+    let chunks = dump_and_load(t.store(), fp_bits);
     assert!(chunks.len() > 2);
     t.reopen();
     let ns = t.store().ns(0);
@@ -344,13 +361,14 @@ fn dump_and_restore_reproduce_every_answer() {
 }
 
 /// Fills "src" (deleting some), dumps it, loads the chunks into "copy"; the chunks.
-fn dump_and_load(store: &rocksketch::Store) -> Vec<(i64, Vec<u8>)> {
+fn dump_and_load(store: &rocksketch::Store, fp_bits: u8) -> Vec<(i64, Vec<u8>)> {
     let ns = store.ns(0);
     let src = ns.cuckoo("src");
     src.reserve(CuckooOptions {
         capacity: 5000,
         bucket_size: 4,
         expansion: 2,
+        fp_bits,
         ..CuckooOptions::default()
     })
     .unwrap();

@@ -15,7 +15,8 @@ enum Op {
         key: u8,
         capacity: u8,
         expansion: u8,
-        wide: bool,
+        /// Fingerprint bits: 8, 12 or 16.
+        fp_bits: u8,
     },
     Add {
         key: u8,
@@ -50,7 +51,7 @@ impl Arbitrary for Op {
                 key,
                 capacity: 4 + u8::arbitrary(g) % 60,
                 expansion: u8::arbitrary(g) % 3,
-                wide: bool::arbitrary(g),
+                fp_bits: [8, 12, 16][usize::arbitrary(g) % 3],
             },
             1..=5 => Op::Add { key, item: item(g) },
             6 | 7 => Op::AddNx { key, item: item(g) },
@@ -92,12 +93,12 @@ fn run(ops: Vec<Op>) -> bool {
                 key,
                 capacity,
                 expansion,
-                wide,
+                fp_bits,
             } => {
                 let got = store.cuckoo(name(key)).reserve(CuckooOptions {
                     capacity: u64::from(capacity),
                     expansion: u32::from(expansion),
-                    fp_bits: if wide { 16 } else { 8 },
+                    fp_bits,
                     ..CuckooOptions::default()
                 });
                 assert_eq!(got.is_ok(), !model.contains_key(&key), "{got:?}");

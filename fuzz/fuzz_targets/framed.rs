@@ -9,7 +9,7 @@ use libfuzzer_sys::fuzz_target;
 use rocksketch_merge::bits::{BitDelta, BitPage};
 use rocksketch_merge::counter::{CounterDelta, CounterPage};
 use rocksketch_merge::cuckoo::{FpOps, FpPage};
-use rocksketch_merge::header::{begin, finish, Kind};
+use rocksketch_merge::header::{begin_version, finish, Kind, VERSION_1, VERSION_2};
 use rocksketch_merge::tally::Tally;
 use rocksketch_merge::tdigest::Digest;
 use rocksketch_merge::topk::TopKPage;
@@ -30,8 +30,14 @@ const KINDS: [Kind; 12] = [
     Kind::TopKOps,
 ];
 
+/// A payload in a valid frame: cuckoo kinds take format version 2 (12-bit
+/// fingerprints) when their payload's first byte says 12, so both versions are fuzzed.
 fn framed(kind: Kind, payload: &[u8]) -> Vec<u8> {
-    let mut out = begin(kind, payload.len());
+    let version = match (kind, payload.first()) {
+        (Kind::FpPage | Kind::FpOps, Some(12)) => VERSION_2,
+        _ => VERSION_1,
+    };
+    let mut out = begin_version(kind, version, payload.len());
     out.extend_from_slice(payload);
     finish(out)
 }

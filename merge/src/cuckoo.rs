@@ -1,11 +1,14 @@
 //! Cuckoo filter pages and their insert/delete operands.
 //!
 //! ```text
-//! FpPage (kind 0x07, v1) payload: shape | slots | stash_len u32 LE | stash
-//!   shape:  fp_bits u8 (8 or 16) | bucket_size u8 (>= 1) | buckets u32 LE (a power of two)
-//!   slots:  buckets × bucket_size fingerprints, u8 or u16 LE; 0 is an empty slot
+//! FpPage (kind 0x07, v1: 8 or 16 bits; v2: 12 bits) payload:
+//!     shape | slots | stash_len u32 LE | stash
+//!   shape:  fp_bits u8 (8, 12 or 16) | bucket_size u8 (>= 1) | buckets u32 LE (a power of two)
+//!   slots:  buckets × bucket_size fingerprints, u8 or u16 LE; 12-bit ones two in three
+//!           bytes (a 24-bit LE word: slot 2i in its low 12 bits, 2i+1 in its high 12);
+//!           0 is an empty slot
 //!   stash:  (bucket u32 LE | fp u16 LE) × stash_len: fingerprints that found no slot
-//! FpOps  (kind 0x08, v1) payload: shape | (op u8 | bucket u32 LE | fp u16 LE) × n
+//! FpOps  (kind 0x08, v1; v2 for 12 bits) payload: shape | (op u8 | bucket u32 LE | fp u16 LE) × n
 //!   op 1 inserts fp into the bucket pair of `bucket`, op 2 deletes one copy of it
 //! ```
 //!
@@ -49,11 +52,11 @@ pub struct Shape {
 }
 
 impl Shape {
-    /// A checked shape: 8- or 16-bit fingerprints, buckets of at least one slot, a
-    /// power-of-two bucket count, at most [`MAX_SLOTS`] slots.
+    /// A checked shape: 8-, 12- or 16-bit fingerprints, buckets of at least one slot, a
+    /// power-of-two bucket count, at most [`MAX_SLOTS`] bytes of slots.
     pub fn new(fp_bits: u8, bucket_size: u8, buckets: u32) -> Result<Shape> {
-        if fp_bits != 8 && fp_bits != 16 {
-            return Err(Error::Invalid("fingerprints are 8 or 16 bits"));
+        if !matches!(fp_bits, 8 | 12 | 16) {
+            return Err(Error::Invalid("fingerprints are 8, 12 or 16 bits"));
         }
         if bucket_size == 0 {
             return Err(Error::Invalid("a bucket has at least one slot"));
@@ -61,8 +64,12 @@ impl Shape {
         if !buckets.is_power_of_two() {
             return Err(Error::Invalid("the bucket count is a power of two"));
         }
-        let slot_bytes = u64::from(fp_bits / 8);
-        if u64::from(buckets) * u64::from(bucket_size) * slot_bytes > MAX_SLOTS {
+        let slots = u64::from(buckets) * u64::from(bucket_size);
+        let bytes = match fp_bits {
+            12 => slots.div_ceil(2) * 3,
+            bits => slots * u64::from(bits / 8),
+        };
+        if bytes > MAX_SLOTS {
             return Err(Error::Invalid("too many slots in a page"));
         }
         Ok(Shape {
@@ -76,8 +83,23 @@ impl Shape {
         self.buckets as usize * usize::from(self.bucket_size)
     }
 
-    fn fp_bytes(&self) -> usize {
-        usize::from(self.fp_bits / 8)
+    /// Bytes of the slots as stored (12-bit slots in whole 3-byte pairs); at most
+    /// [`MAX_SLOTS`], checked by [`Shape::new`].
+    fn slot_bytes(&self) -> usize {
+        match self.fp_bits {
+            12 => self.slots().div_ceil(2) * 3,
+            bits => self.slots() * usize::from(bits / 8),
+        }
+    }
+
+    /// The format version of pages and operands of this shape: 2 for 12-bit
+    /// fingerprints (packed), 1 for the others.
+    fn version(&self) -> u8 {
+        if self.fp_bits == 12 {
+            header::VERSION_2
+        } else {
+            header::VERSION_1
+        }
     }
 
     /// The other bucket of `fp`'s pair.
@@ -87,7 +109,7 @@ impl Shape {
 
     /// Whether `fp` fits the fingerprint width (and is not the empty marker).
     fn holds(&self, fp: u16) -> bool {
-        fp != 0 && (self.fp_bits == 16 || fp <= u16::from(u8::MAX))
+        fp != 0 && u32::from(fp) < 1 << self.fp_bits
     }
 
     fn encode_into(&self, out: &mut Vec<u8>) {
@@ -145,7 +167,11 @@ impl FpOps {
     }
 
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = header::begin(Kind::FpOps, SHAPE_LEN + ENTRY_LEN * self.ops.len());
+        let mut out = header::begin_version(
+            Kind::FpOps,
+            self.shape.version(),
+            SHAPE_LEN + ENTRY_LEN * self.ops.len(),
+        );
         self.shape.encode_into(&mut out);
         for op in &self.ops {
             let (code, bucket, fp) = op.parts();
@@ -165,6 +191,11 @@ impl FpOps {
             });
         }
         let shape = Shape::decode(framed.payload)?;
+        if shape.version() != framed.version {
+            return Err(Error::Invalid(
+                "fingerprint width of another format version",
+            ));
+        }
         let body = framed.payload.get(SHAPE_LEN..).unwrap_or_default();
         if !body.len().is_multiple_of(ENTRY_LEN) {
             return Err(Error::Invalid("fingerprint entries are 7 bytes each"));
@@ -199,7 +230,7 @@ impl FpPage {
     pub fn empty(shape: Shape) -> FpPage {
         FpPage {
             shape,
-            slots: vec![0; shape.slots() * shape.fp_bytes()],
+            slots: vec![0; shape.slot_bytes()],
             stash: Vec::new(),
         }
     }
@@ -210,9 +241,12 @@ impl FpPage {
 
     /// Fingerprints held in slots (not counting the stash).
     pub fn occupied(&self) -> usize {
-        match self.shape.fp_bytes() {
-            1 => self.slots.iter().filter(|s| **s != 0).count(),
-            _ => self.slots.chunks_exact(2).filter(|s| *s != [0, 0]).count(),
+        match self.shape.fp_bits {
+            8 => self.slots.iter().filter(|s| **s != 0).count(),
+            16 => self.slots.chunks_exact(2).filter(|s| *s != [0, 0]).count(),
+            _ => (0..self.shape.slots())
+                .filter(|i| self.slot(*i) != 0)
+                .count(),
         }
     }
 
@@ -228,17 +262,47 @@ impl FpPage {
 
     /// The fingerprint in slot `i` (0, empty, outside the page).
     fn slot(&self, i: usize) -> u16 {
-        match self.shape.fp_bytes() {
-            1 => self.slots.get(i).map_or(0, |b| u16::from(*b)),
-            _ => le_u16(&self.slots, 2 * i).unwrap_or(0),
+        match self.shape.fp_bits {
+            8 => self.slots.get(i).map_or(0, |b| u16::from(*b)),
+            16 => le_u16(&self.slots, 2 * i).unwrap_or(0),
+            _ => {
+                let word = self.packed_word(i);
+                (if i.is_multiple_of(2) { word } else { word >> 12 } & 0xfff) as u16
+            }
+        }
+    }
+
+    /// The 24-bit word holding 12-bit slots `i & !1` and `i | 1`.
+    fn packed_word(&self, i: usize) -> u32 {
+        let at = i / 2 * 3;
+        match self.slots.get(at..at + 3) {
+            Some(&[a, b, c]) => u32::from_le_bytes([a, b, c, 0]),
+            _ => 0,
         }
     }
 
     fn set_slot(&mut self, i: usize, fp: u16) {
         let bytes = fp.to_le_bytes();
-        let width = self.shape.fp_bytes();
-        if let Some(dst) = self.slots.get_mut(width * i..width * i + width) {
-            dst.copy_from_slice(bytes.get(..width).unwrap_or_default());
+        match self.shape.fp_bits {
+            8 | 16 => {
+                let width = usize::from(self.shape.fp_bits / 8);
+                if let Some(dst) = self.slots.get_mut(width * i..width * i + width) {
+                    dst.copy_from_slice(bytes.get(..width).unwrap_or_default());
+                }
+            }
+            _ => {
+                let word = self.packed_word(i);
+                let fp = u32::from(fp) & 0xfff;
+                let word = if i.is_multiple_of(2) {
+                    (word & 0xfff000) | fp
+                } else {
+                    (word & 0xfff) | (fp << 12)
+                };
+                let at = i / 2 * 3;
+                if let Some(dst) = self.slots.get_mut(at..at + 3) {
+                    dst.copy_from_slice(word.to_le_bytes().get(..3).unwrap_or_default());
+                }
+            }
         }
     }
 
@@ -364,8 +428,9 @@ impl FpPage {
     }
 
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = header::begin(
+        let mut out = header::begin_version(
             Kind::FpPage,
+            self.shape.version(),
             SHAPE_LEN + self.slots.len() + 4 + self.stash.len() * STASH_ENTRY_LEN,
         );
         self.shape.encode_into(&mut out);
@@ -388,8 +453,12 @@ impl FpPage {
         }
         let payload = framed.payload;
         let shape = Shape::decode(payload)?;
-        let fp_bytes = shape.fp_bytes();
-        let slots_end = SHAPE_LEN + shape.slots() * fp_bytes;
+        if shape.version() != framed.version {
+            return Err(Error::Invalid(
+                "fingerprint width of another format version",
+            ));
+        }
+        let slots_end = SHAPE_LEN + shape.slot_bytes();
         let slot_bytes = payload.get(SHAPE_LEN..slots_end).ok_or(Error::Truncated {
             need: slots_end + 4,
             have: payload.len(),
@@ -521,12 +590,68 @@ mod tests {
 
     #[test]
     fn shapes_and_entries_are_checked() {
-        assert!(Shape::new(12, 2, 16).is_err());
+        assert!(Shape::new(10, 2, 16).is_err());
+        assert!(Shape::new(12, 2, 16).is_ok());
+        let twelve = Shape::new(12, 2, 16).unwrap();
+        assert!(FpOps::new(
+            twelve,
+            vec![FpOp::Insert {
+                bucket: 1,
+                fp: 4096
+            }]
+        )
+        .is_err());
+        assert!(FpOps::new(
+            twelve,
+            vec![FpOp::Insert {
+                bucket: 1,
+                fp: 4095
+            }]
+        )
+        .is_ok());
         assert!(Shape::new(8, 0, 16).is_err());
         assert!(Shape::new(8, 2, 12).is_err());
         assert!(FpOps::new(shape(), vec![FpOp::Insert { bucket: 16, fp: 1 }]).is_err());
         assert!(FpOps::new(shape(), vec![FpOp::Insert { bucket: 1, fp: 0 }]).is_err());
         assert!(FpOps::new(shape(), vec![FpOp::Insert { bucket: 1, fp: 256 }]).is_err());
+    }
+
+    #[test]
+    fn twelve_bit_slots_pack_two_in_three_bytes() {
+        let odd = FpPage::empty(Shape::new(12, 1, 1).unwrap());
+        assert_eq!(odd.slots.len(), 3);
+        let shape = Shape::new(12, 3, 4).unwrap();
+        let mut page = FpPage::empty(shape);
+        assert_eq!(page.slots.len(), 12 * 12 / 8);
+        for i in 0..12 {
+            page.set_slot(i, (0xfff - i * 7) as u16);
+        }
+        for i in 0..12 {
+            assert_eq!(page.slot(i), (0xfff - i * 7) as u16, "slot {i}");
+        }
+        page.set_slot(5, 0);
+        assert_eq!(
+            (page.slot(4), page.slot(5), page.slot(6)),
+            (0xfff - 28, 0, 0xfff - 42)
+        );
+        assert_eq!(page.occupied(), 11);
+        let bytes = page.encode();
+        assert_eq!(bytes[1], crate::header::VERSION_2);
+        assert_eq!(FpPage::decode(&bytes), Ok(page.clone()));
+        // A 12-bit shape under a version-1 header is refused, and 8 bits under version 2.
+        let mut wrong = bytes.clone();
+        wrong[1] = crate::header::VERSION_1;
+        assert!(FpPage::decode(&wrong).is_err());
+        let eight = FpPage::empty(Shape::new(8, 3, 4).unwrap()).encode();
+        assert_eq!(eight[1], crate::header::VERSION_1);
+        // Inserting and deleting through the page keeps every fingerprint.
+        let mut page = FpPage::empty(Shape::new(12, 2, 8).unwrap());
+        for fp in 1..=20u16 {
+            page.insert(u32::from(fp) % 8, fp * 200);
+        }
+        for fp in 1..=20u16 {
+            assert!(page.contains(u32::from(fp) % 8, fp * 200), "{fp}");
+        }
     }
 
     #[test]

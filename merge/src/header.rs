@@ -81,8 +81,16 @@ impl Kind {
     }
 }
 
-/// The only format version written so far, for every kind.
+/// The first format version, of every kind.
 pub const VERSION_1: u8 = 1;
+/// Version 2: cuckoo pages and operands of 12-bit fingerprints (packed two in three
+/// bytes). Other kinds have version 1 only.
+pub const VERSION_2: u8 = 2;
+
+/// Whether `kind` has a format `version`.
+fn knows(kind: Kind, version: u8) -> bool {
+    version == VERSION_1 || (version == VERSION_2 && matches!(kind, Kind::FpPage | Kind::FpOps))
+}
 
 /// A decoded header together with the payload it guards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,7 +118,7 @@ pub fn decode(bytes: &[u8]) -> Result<Framed<'_>> {
         });
     };
     let kind = Kind::from_tag(tag)?;
-    if version != VERSION_1 {
+    if !knows(kind, version) {
         return Err(Error::UnsupportedVersion(version));
     }
     match le_u16(header, RESERVED_OFFSET)? {
@@ -159,9 +167,14 @@ pub fn mark_lost_operands(value: &mut [u8]) {
 /// Starts a value of `kind`: writes a header whose length and checksum
 /// [`finish`] fills in once the payload has been appended.
 pub fn begin(kind: Kind, payload_capacity: usize) -> Vec<u8> {
+    begin_version(kind, VERSION_1, payload_capacity)
+}
+
+/// [`begin`] with a format version other than the first.
+pub fn begin_version(kind: Kind, version: u8, payload_capacity: usize) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER_LEN + payload_capacity);
     out.push(kind.tag());
-    out.push(VERSION_1);
+    out.push(version);
     out.extend_from_slice(&[0; HEADER_LEN - RESERVED_OFFSET]);
     out
 }
@@ -226,6 +239,9 @@ mod tests {
         let mut bytes = sample();
         bytes[VERSION_OFFSET] = 9;
         assert_eq!(decode(&bytes), Err(Error::UnsupportedVersion(9)));
+        // Version 2 exists for cuckoo pages and operands only.
+        bytes[VERSION_OFFSET] = VERSION_2;
+        assert_eq!(decode(&bytes), Err(Error::UnsupportedVersion(2)));
     }
 
     #[test]

@@ -308,13 +308,13 @@ mod cuckoo_pages {
 
     impl Arbitrary for Case {
         fn arbitrary(g: &mut Gen) -> Case {
-            let fp_bits = if bool::arbitrary(g) { 8 } else { 16 };
+            let fp_bits = [8, 12, 16][usize::arbitrary(g) % 3];
             let bucket_size = 1 + u8::arbitrary(g) % 4;
             let buckets = 1 << (u8::arbitrary(g) % 4);
             let shape = Shape::new(fp_bits, bucket_size, buckets).unwrap();
             // Few distinct fingerprints, so that copies and collisions are common.
             let fps = 1 + u16::arbitrary(g) % 12;
-            let fp_max = if fp_bits == 8 { 255 } else { 65535 };
+            let fp_max = ((1u32 << fp_bits) - 1) as u16;
             let mut present: Vec<(u32, u16)> = Vec::new();
             let mut operands = Vec::new();
             for _ in 0..usize::arbitrary(g) % 24 {

@@ -18,8 +18,8 @@ pub(super) fn handler(name: &str) -> Option<Handler> {
         "cf.exists" => exists,
         "cf.mexists" => mexists,
         "cf.count" => count,
-        "cf.del" => del,
-        "cf.info" => info,
+        "cf.del" | "cf.delete" => del,
+        "cf.info" | "cf.stats" => info,
         "cf.scandump" => scandump,
         "cf.loadchunk" => loadchunk,
         "cf.debug" => debug,
@@ -110,8 +110,14 @@ fn add_nx(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
     Ok(Reply::Bool(ns.cuckoo(key).add_nx(item)?))
 }
 
+/// `CF.INSERT`: RedisBloom's form, or the cuckoo-module design's short `CF.INSERT key
+/// item` (one item, the filter created with defaults if missing, answered as `CF.ADD`).
 fn insert(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    insert_common(ns, args, false)
+    match args {
+        [_, _, word] if word.eq_ignore_ascii_case(b"items") => Ok(Reply::wrong_arity("cf.insert")),
+        [_, key, item] => add(ns, &[b"CF.ADD".to_vec(), key.clone(), item.clone()]),
+        _ => insert_common(ns, args, false),
+    }
 }
 
 fn insert_nx(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
@@ -181,14 +187,14 @@ fn count(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
 
 fn del(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
     let [_, key, item] = args else {
-        return Ok(Reply::wrong_arity("cf.del"));
+        return Ok(Reply::wrong_arity(&String::from_utf8_lossy(&args[0])));
     };
     Ok(Reply::Bool(ns.cuckoo(key).delete(item)?))
 }
 
 fn info(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
     let [_, key] = args else {
-        return Ok(Reply::wrong_arity("cf.info"));
+        return Ok(Reply::wrong_arity(&String::from_utf8_lossy(&args[0])));
     };
     let info = ns.cuckoo(key).info()?;
     Ok(Reply::Map(

@@ -26,7 +26,6 @@
 use crate::bytes::{le_u16, le_u32};
 use crate::error::{Error, Result};
 use crate::header::{self, Kind};
-use std::collections::HashMap;
 
 /// Kicks a full merge tries before an insert goes to the stash. The merge runs off the
 /// write path, so the bound can be far larger than RedisBloom's MAXITERATIONS (20).
@@ -131,91 +130,6 @@ impl Shape {
     }
 }
 
-/// One insert or delete of a fingerprint in the bucket pair of `bucket`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum FpOp {
-    Insert { bucket: u32, fp: u16 },
-    Delete { bucket: u32, fp: u16 },
-}
-
-impl FpOp {
-    fn parts(self) -> (u8, u32, u16) {
-        match self {
-            FpOp::Insert { bucket, fp } => (OP_INSERT, bucket, fp),
-            FpOp::Delete { bucket, fp } => (OP_DELETE, bucket, fp),
-        }
-    }
-}
-
-/// An operand: fingerprint inserts and deletes for one page, applied in order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FpOps {
-    pub shape: Shape,
-    pub ops: Vec<FpOp>,
-}
-
-impl FpOps {
-    /// Checks every entry against the shape.
-    pub fn new(shape: Shape, ops: Vec<FpOp>) -> Result<FpOps> {
-        for op in &ops {
-            let (_, bucket, fp) = op.parts();
-            if bucket >= shape.buckets || !shape.holds(fp) {
-                return Err(Error::Invalid("fingerprint entry outside the page's shape"));
-            }
-        }
-        Ok(FpOps { shape, ops })
-    }
-
-    pub fn encode(&self) -> Vec<u8> {
-        let mut out = header::begin_version(
-            Kind::FpOps,
-            self.shape.version(),
-            SHAPE_LEN + ENTRY_LEN * self.ops.len(),
-        );
-        self.shape.encode_into(&mut out);
-        for op in &self.ops {
-            let (code, bucket, fp) = op.parts();
-            out.push(code);
-            out.extend_from_slice(&bucket.to_le_bytes());
-            out.extend_from_slice(&fp.to_le_bytes());
-        }
-        header::finish(out)
-    }
-
-    pub fn decode(bytes: &[u8]) -> Result<FpOps> {
-        let framed = header::decode(bytes)?;
-        if framed.kind != Kind::FpOps {
-            return Err(Error::WrongKind {
-                expected: Kind::FpOps.tag(),
-                got: framed.kind.tag(),
-            });
-        }
-        let shape = Shape::decode(framed.payload)?;
-        if shape.version() != framed.version {
-            return Err(Error::Invalid(
-                "fingerprint width of another format version",
-            ));
-        }
-        let body = framed.payload.get(SHAPE_LEN..).unwrap_or_default();
-        if !body.len().is_multiple_of(ENTRY_LEN) {
-            return Err(Error::Invalid("fingerprint entries are 7 bytes each"));
-        }
-        let ops = body
-            .chunks_exact(ENTRY_LEN)
-            .map(|e| {
-                let bucket = le_u32(e, 1)?;
-                let fp = le_u16(e, 5)?;
-                match e.first() {
-                    Some(&OP_INSERT) => Ok(FpOp::Insert { bucket, fp }),
-                    Some(&OP_DELETE) => Ok(FpOp::Delete { bucket, fp }),
-                    _ => Err(Error::Invalid("unknown fingerprint operation")),
-                }
-            })
-            .collect::<Result<Vec<FpOp>>>()?;
-        FpOps::new(shape, ops)
-    }
-}
-
 /// A materialized page of buckets and its stash. The slots stay in their stored form
 /// (little-endian bytes), so decoding and encoding a page are copies, not conversions.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -267,7 +181,11 @@ impl FpPage {
             16 => le_u16(&self.slots, 2 * i).unwrap_or(0),
             _ => {
                 let word = self.packed_word(i);
-                (if i.is_multiple_of(2) { word } else { word >> 12 } & 0xfff) as u16
+                (if i.is_multiple_of(2) {
+                    word
+                } else {
+                    word >> 12
+                } & 0xfff) as u16
             }
         }
     }
@@ -517,193 +435,10 @@ pub(crate) fn full_merge(existing: Option<&[u8]>, operands: &[&[u8]]) -> crate::
     }
 }
 
-/// Partial merge for fingerprint operands: their entries in order, where an insert
-/// followed by a delete of the same fingerprint in the same bucket pair cancel out (on
-/// the multiset a page holds, the pair is the identity whatever comes between).
-/// Declines operands of different shapes, undecodable ones, and results longer than
-/// [`MAX_OPS`].
-pub(crate) fn partial_merge(operands: &[&[u8]]) -> Option<Vec<u8>> {
-    let mut shape = None;
-    let mut entries: Vec<Option<FpOp>> = Vec::new();
-    // Uncancelled inserts by (smaller bucket of the pair, fingerprint), latest last.
-    let mut open: HashMap<(u32, u16), Vec<usize>> = HashMap::new();
-    for operand in operands {
-        let ops = FpOps::decode(operand).ok()?;
-        if *shape.get_or_insert(ops.shape) != ops.shape {
-            return None;
-        }
-        for op in ops.ops {
-            let (code, bucket, fp) = op.parts();
-            let pair = (bucket.min(ops.shape.alt(bucket, fp)), fp);
-            if code == OP_DELETE {
-                if let Some(insert) = open.get_mut(&pair).and_then(Vec::pop) {
-                    if let Some(entry) = entries.get_mut(insert) {
-                        *entry = None;
-                    }
-                    continue;
-                }
-            } else {
-                open.entry(pair).or_default().push(entries.len());
-            }
-            entries.push(Some(op));
-        }
-    }
-    let ops: Vec<FpOp> = entries.into_iter().flatten().collect();
-    if ops.len() > MAX_OPS {
-        return None;
-    }
-    Some(FpOps { shape: shape?, ops }.encode())
-}
+mod ops;
+
+pub(crate) use ops::partial_merge;
+pub use ops::{FpOp, FpOps};
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn shape() -> Shape {
-        Shape::new(8, 2, 16).unwrap()
-    }
-
-    #[test]
-    fn round_trips() {
-        let mut page = FpPage::empty(shape());
-        page.insert(3, 7);
-        page.insert(3, 200);
-        page.stash.push((5, 9));
-        assert_eq!(FpPage::decode(&page.encode()), Ok(page.clone()));
-        let wide = Shape::new(16, 4, 8).unwrap();
-        let mut page = FpPage::empty(wide);
-        page.insert(1, 60_000);
-        assert_eq!(FpPage::decode(&page.encode()), Ok(page));
-        let ops = FpOps::new(
-            shape(),
-            vec![
-                FpOp::Insert { bucket: 1, fp: 2 },
-                FpOp::Delete {
-                    bucket: 15,
-                    fp: 255,
-                },
-            ],
-        )
-        .unwrap();
-        assert_eq!(FpOps::decode(&ops.encode()), Ok(ops));
-    }
-
-    #[test]
-    fn shapes_and_entries_are_checked() {
-        assert!(Shape::new(10, 2, 16).is_err());
-        assert!(Shape::new(12, 2, 16).is_ok());
-        let twelve = Shape::new(12, 2, 16).unwrap();
-        assert!(FpOps::new(
-            twelve,
-            vec![FpOp::Insert {
-                bucket: 1,
-                fp: 4096
-            }]
-        )
-        .is_err());
-        assert!(FpOps::new(
-            twelve,
-            vec![FpOp::Insert {
-                bucket: 1,
-                fp: 4095
-            }]
-        )
-        .is_ok());
-        assert!(Shape::new(8, 0, 16).is_err());
-        assert!(Shape::new(8, 2, 12).is_err());
-        assert!(FpOps::new(shape(), vec![FpOp::Insert { bucket: 16, fp: 1 }]).is_err());
-        assert!(FpOps::new(shape(), vec![FpOp::Insert { bucket: 1, fp: 0 }]).is_err());
-        assert!(FpOps::new(shape(), vec![FpOp::Insert { bucket: 1, fp: 256 }]).is_err());
-    }
-
-    #[test]
-    fn twelve_bit_slots_pack_two_in_three_bytes() {
-        let odd = FpPage::empty(Shape::new(12, 1, 1).unwrap());
-        assert_eq!(odd.slots.len(), 3);
-        let shape = Shape::new(12, 3, 4).unwrap();
-        let mut page = FpPage::empty(shape);
-        assert_eq!(page.slots.len(), 12 * 12 / 8);
-        for i in 0..12 {
-            page.set_slot(i, (0xfff - i * 7) as u16);
-        }
-        for i in 0..12 {
-            assert_eq!(page.slot(i), (0xfff - i * 7) as u16, "slot {i}");
-        }
-        page.set_slot(5, 0);
-        assert_eq!(
-            (page.slot(4), page.slot(5), page.slot(6)),
-            (0xfff - 28, 0, 0xfff - 42)
-        );
-        assert_eq!(page.occupied(), 11);
-        let bytes = page.encode();
-        assert_eq!(bytes[1], crate::header::VERSION_2);
-        assert_eq!(FpPage::decode(&bytes), Ok(page.clone()));
-        // A 12-bit shape under a version-1 header is refused, and 8 bits under version 2.
-        let mut wrong = bytes.clone();
-        wrong[1] = crate::header::VERSION_1;
-        assert!(FpPage::decode(&wrong).is_err());
-        let eight = FpPage::empty(Shape::new(8, 3, 4).unwrap()).encode();
-        assert_eq!(eight[1], crate::header::VERSION_1);
-        // Inserting and deleting through the page keeps every fingerprint.
-        let mut page = FpPage::empty(Shape::new(12, 2, 8).unwrap());
-        for fp in 1..=20u16 {
-            page.insert(u32::from(fp) % 8, fp * 200);
-        }
-        for fp in 1..=20u16 {
-            assert!(page.contains(u32::from(fp) % 8, fp * 200), "{fp}");
-        }
-    }
-
-    #[test]
-    fn an_overfull_page_stashes_and_loses_nothing() {
-        let shape = Shape::new(8, 1, 4).unwrap();
-        let mut page = FpPage::empty(shape);
-        for fp in 1..=10u16 {
-            page.insert(u32::from(fp) % 4, fp);
-        }
-        assert_eq!(page.occupied() + page.stashed(), 10);
-        assert!(page.stashed() >= 6);
-        for fp in 1..=10u16 {
-            assert!(page.contains(u32::from(fp) % 4, fp), "{fp}");
-        }
-        // Deletes free slots, and stashed fingerprints move into them.
-        for fp in 1..=5u16 {
-            assert!(page.delete(u32::from(fp) % 4, fp));
-        }
-        assert!(!page.delete(1, 1));
-        for fp in 6..=10u16 {
-            assert!(page.contains(u32::from(fp) % 4, fp), "{fp}");
-        }
-        assert_eq!(page.occupied() + page.stashed(), 5);
-    }
-
-    #[test]
-    fn an_insert_then_its_delete_cancel_in_a_partial_merge() {
-        let ops = |ops: Vec<FpOp>| FpOps::new(shape(), ops).unwrap().encode();
-        let fp = 9;
-        let alt = shape().alt(2, fp);
-        let merged = partial_merge(&[
-            &ops(vec![
-                FpOp::Insert { bucket: 2, fp },
-                FpOp::Insert { bucket: 5, fp: 1 },
-            ]),
-            &ops(vec![FpOp::Delete { bucket: alt, fp }]),
-        ])
-        .unwrap();
-        assert_eq!(
-            FpOps::decode(&merged).unwrap().ops,
-            vec![FpOp::Insert { bucket: 5, fp: 1 }]
-        );
-        // A delete before any insert stays (it may remove a copy already in the page).
-        let merged = partial_merge(&[&ops(vec![
-            FpOp::Delete { bucket: 2, fp },
-            FpOp::Insert { bucket: 2, fp },
-        ])])
-        .unwrap();
-        assert_eq!(FpOps::decode(&merged).unwrap().ops.len(), 2);
-        let other = FpOps::new(Shape::new(8, 4, 16).unwrap(), vec![])
-            .unwrap()
-            .encode();
-        assert_eq!(partial_merge(&[&ops(vec![]), &other]), None);
-    }
-}
+mod tests;

@@ -1,0 +1,149 @@
+use super::*;
+
+fn shape() -> Shape {
+    Shape::new(8, 2, 16).unwrap()
+}
+
+#[test]
+fn round_trips() {
+    let mut page = FpPage::empty(shape());
+    page.insert(3, 7);
+    page.insert(3, 200);
+    page.stash.push((5, 9));
+    assert_eq!(FpPage::decode(&page.encode()), Ok(page.clone()));
+    let wide = Shape::new(16, 4, 8).unwrap();
+    let mut page = FpPage::empty(wide);
+    page.insert(1, 60_000);
+    assert_eq!(FpPage::decode(&page.encode()), Ok(page));
+    let ops = FpOps::new(
+        shape(),
+        vec![
+            FpOp::Insert { bucket: 1, fp: 2 },
+            FpOp::Delete {
+                bucket: 15,
+                fp: 255,
+            },
+        ],
+    )
+    .unwrap();
+    assert_eq!(FpOps::decode(&ops.encode()), Ok(ops));
+}
+
+#[test]
+fn shapes_and_entries_are_checked() {
+    assert!(Shape::new(10, 2, 16).is_err());
+    assert!(Shape::new(12, 2, 16).is_ok());
+    let twelve = Shape::new(12, 2, 16).unwrap();
+    assert!(FpOps::new(
+        twelve,
+        vec![FpOp::Insert {
+            bucket: 1,
+            fp: 4096
+        }]
+    )
+    .is_err());
+    assert!(FpOps::new(
+        twelve,
+        vec![FpOp::Insert {
+            bucket: 1,
+            fp: 4095
+        }]
+    )
+    .is_ok());
+    assert!(Shape::new(8, 0, 16).is_err());
+    assert!(Shape::new(8, 2, 12).is_err());
+    assert!(FpOps::new(shape(), vec![FpOp::Insert { bucket: 16, fp: 1 }]).is_err());
+    assert!(FpOps::new(shape(), vec![FpOp::Insert { bucket: 1, fp: 0 }]).is_err());
+    assert!(FpOps::new(shape(), vec![FpOp::Insert { bucket: 1, fp: 256 }]).is_err());
+}
+
+#[test]
+fn twelve_bit_slots_pack_two_in_three_bytes() {
+    let odd = FpPage::empty(Shape::new(12, 1, 1).unwrap());
+    assert_eq!(odd.slots.len(), 3);
+    let shape = Shape::new(12, 3, 4).unwrap();
+    let mut page = FpPage::empty(shape);
+    assert_eq!(page.slots.len(), 12 * 12 / 8);
+    for i in 0..12 {
+        page.set_slot(i, (0xfff - i * 7) as u16);
+    }
+    for i in 0..12 {
+        assert_eq!(page.slot(i), (0xfff - i * 7) as u16, "slot {i}");
+    }
+    page.set_slot(5, 0);
+    assert_eq!(
+        (page.slot(4), page.slot(5), page.slot(6)),
+        (0xfff - 28, 0, 0xfff - 42)
+    );
+    assert_eq!(page.occupied(), 11);
+    let bytes = page.encode();
+    assert_eq!(bytes[1], crate::header::VERSION_2);
+    assert_eq!(FpPage::decode(&bytes), Ok(page.clone()));
+    // A 12-bit shape under a version-1 header is refused, and 8 bits under version 2.
+    let mut wrong = bytes.clone();
+    wrong[1] = crate::header::VERSION_1;
+    assert!(FpPage::decode(&wrong).is_err());
+    let eight = FpPage::empty(Shape::new(8, 3, 4).unwrap()).encode();
+    assert_eq!(eight[1], crate::header::VERSION_1);
+    // Inserting and deleting through the page keeps every fingerprint.
+    let mut page = FpPage::empty(Shape::new(12, 2, 8).unwrap());
+    for fp in 1..=20u16 {
+        page.insert(u32::from(fp) % 8, fp * 200);
+    }
+    for fp in 1..=20u16 {
+        assert!(page.contains(u32::from(fp) % 8, fp * 200), "{fp}");
+    }
+}
+
+#[test]
+fn an_overfull_page_stashes_and_loses_nothing() {
+    let shape = Shape::new(8, 1, 4).unwrap();
+    let mut page = FpPage::empty(shape);
+    for fp in 1..=10u16 {
+        page.insert(u32::from(fp) % 4, fp);
+    }
+    assert_eq!(page.occupied() + page.stashed(), 10);
+    assert!(page.stashed() >= 6);
+    for fp in 1..=10u16 {
+        assert!(page.contains(u32::from(fp) % 4, fp), "{fp}");
+    }
+    // Deletes free slots, and stashed fingerprints move into them.
+    for fp in 1..=5u16 {
+        assert!(page.delete(u32::from(fp) % 4, fp));
+    }
+    assert!(!page.delete(1, 1));
+    for fp in 6..=10u16 {
+        assert!(page.contains(u32::from(fp) % 4, fp), "{fp}");
+    }
+    assert_eq!(page.occupied() + page.stashed(), 5);
+}
+
+#[test]
+fn an_insert_then_its_delete_cancel_in_a_partial_merge() {
+    let ops = |ops: Vec<FpOp>| FpOps::new(shape(), ops).unwrap().encode();
+    let fp = 9;
+    let alt = shape().alt(2, fp);
+    let merged = partial_merge(&[
+        &ops(vec![
+            FpOp::Insert { bucket: 2, fp },
+            FpOp::Insert { bucket: 5, fp: 1 },
+        ]),
+        &ops(vec![FpOp::Delete { bucket: alt, fp }]),
+    ])
+    .unwrap();
+    assert_eq!(
+        FpOps::decode(&merged).unwrap().ops,
+        vec![FpOp::Insert { bucket: 5, fp: 1 }]
+    );
+    // A delete before any insert stays (it may remove a copy already in the page).
+    let merged = partial_merge(&[&ops(vec![
+        FpOp::Delete { bucket: 2, fp },
+        FpOp::Insert { bucket: 2, fp },
+    ])])
+    .unwrap();
+    assert_eq!(FpOps::decode(&merged).unwrap().ops.len(), 2);
+    let other = FpOps::new(Shape::new(8, 4, 16).unwrap(), vec![])
+        .unwrap()
+        .encode();
+    assert_eq!(partial_merge(&[&ops(vec![]), &other]), None);
+}

@@ -8,7 +8,7 @@
 mod common;
 
 use rocksketch::{Store, StoreOptions};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/format-v1")
@@ -58,17 +58,10 @@ fn answers(store: &Store) -> (Vec<u32>, Vec<bool>, Vec<bool>, String, String) {
     )
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-    }
-}
-
 #[test]
 fn the_v1_fixture_reads_like_a_fresh_store() {
     let dir = tempfile::tempdir().unwrap();
-    copy_dir(&fixture(), dir.path());
+    common::copy_dir(&fixture(), dir.path());
     let old = Store::open(dir.path(), StoreOptions::default()).unwrap();
     let fresh = common::TempStore::new();
     for n in 0..3 {
@@ -99,29 +92,7 @@ fn the_v1_fixture_reads_like_a_fresh_store() {
 #[test]
 #[ignore = "writes the fixture; run only when adding a format version"]
 fn write_fixture() {
-    write(&fixture(), phase);
-}
-
-/// Writes a fixture: phase 0 then a compaction (whole pages in the last level), phase 1
-/// then a flush (operands in L0), phase 2 (operands only in the WAL).
-fn write(path: &Path, phase: fn(&Store, u32)) {
-    let _ = std::fs::remove_dir_all(path);
-    {
-        let store = Store::open(path, StoreOptions::default()).unwrap();
-        phase(&store, 0);
-        store.compact().unwrap();
-        phase(&store, 1);
-        let db = store.db();
-        db.flush_cf(db.cf_handle(rocksketch::PAGES_CF).unwrap())
-            .unwrap();
-        phase(&store, 2);
-    }
-    for entry in std::fs::read_dir(path).unwrap() {
-        let name = entry.unwrap().file_name().into_string().unwrap();
-        if name.starts_with("LOG") || name == "LOCK" {
-            std::fs::remove_file(path.join(name)).unwrap();
-        }
-    }
+    common::write_fixture(&fixture(), phase);
 }
 
 // ---- Cuckoo filters: their page and operand kinds came after the first fixture, so
@@ -180,7 +151,7 @@ fn cuckoo_answers(store: &Store) -> (Vec<u64>, Vec<bool>, String) {
 #[test]
 fn the_v1_cuckoo_fixture_reads_like_a_fresh_store() {
     let dir = tempfile::tempdir().unwrap();
-    copy_dir(&cuckoo_fixture(), dir.path());
+    common::copy_dir(&cuckoo_fixture(), dir.path());
     let old = Store::open(dir.path(), StoreOptions::default()).unwrap();
     let fresh = common::TempStore::new();
     for n in 0..3 {
@@ -206,5 +177,5 @@ fn the_v1_cuckoo_fixture_reads_like_a_fresh_store() {
 #[test]
 #[ignore = "writes the fixture; run only when adding a format version"]
 fn write_cuckoo_fixture() {
-    write(&cuckoo_fixture(), cuckoo_phase);
+    common::write_fixture(&cuckoo_fixture(), cuckoo_phase);
 }

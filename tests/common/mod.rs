@@ -156,3 +156,33 @@ pub fn end_key_under_writers(
     std::thread::sleep(Duration::from_millis(3));
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
 }
+
+/// Copies a fixture database's files into `to`.
+pub fn copy_dir(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}
+
+/// Writes a format fixture: phase 0 then a compaction (whole pages in the last level),
+/// phase 1 then a flush (operands in L0), phase 2 (operands only in the WAL).
+pub fn write_fixture(path: &Path, phase: fn(&Store, u32)) {
+    let _ = std::fs::remove_dir_all(path);
+    {
+        let store = Store::open(path, StoreOptions::default()).unwrap();
+        phase(&store, 0);
+        store.compact().unwrap();
+        phase(&store, 1);
+        let db = store.db();
+        db.flush_cf(db.cf_handle(rocksketch::PAGES_CF).unwrap())
+            .unwrap();
+        phase(&store, 2);
+    }
+    for entry in std::fs::read_dir(path).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if name.starts_with("LOG") || name == "LOCK" {
+            std::fs::remove_file(path.join(name)).unwrap();
+        }
+    }
+}

@@ -178,11 +178,15 @@ impl Store {
 
     /// Flushes memtables and compacts both column families fully.
     pub fn compact(&self) -> Result<()> {
+        // Forced, so the bottommost level is rewritten too: a lone file moved down without
+        // a rewrite would keep its merge operands unmerged on disk.
+        let mut options = rocksdb::CompactOptions::default();
+        options.set_bottommost_level_compaction(rocksdb::BottommostLevelCompaction::Force);
         for cf in [self.meta_cf()?, self.pages_cf()?] {
             self.inner.db.flush_cf(cf)?;
             self.inner
                 .db
-                .compact_range_cf(cf, None::<&[u8]>, None::<&[u8]>);
+                .compact_range_cf_opt(cf, None::<&[u8]>, None::<&[u8]>, &options);
         }
         Ok(())
     }

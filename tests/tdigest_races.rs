@@ -75,6 +75,11 @@ fn merging_a_digest_into_itself_keeps_every_acknowledged_add() {
     digest.create(20).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let threads = workers(&store, "k", &stop);
+    // Writers may start late on a loaded machine: wait for a first acknowledged add.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while digest.info().unwrap().observations == 0 && std::time::Instant::now() < deadline {
+        std::thread::yield_now();
+    }
     let merges = AtomicU64::new(0);
     for _ in 0..100 {
         // MERGE k 1 k OVERRIDE: k := k, a no-op on the count, unless it loses adds.

@@ -15,13 +15,14 @@ fn open_filter(
     options: &StoreOptions,
     capacity: u64,
     fp_bits: u8,
+    bucket_size: u8,
 ) -> Result<(Store, CuckooFilter), String> {
     let store = Store::open(root.join(name), options.clone()).map_err(|e| e.to_string())?;
     let filter = store.cuckoo("bench");
     filter
         .reserve(CuckooOptions {
             capacity,
-            bucket_size: BUCKET_SIZE,
+            bucket_size,
             expansion: 1,
             fp_bits,
             ..CuckooOptions::default()
@@ -43,7 +44,14 @@ pub fn cf_add(args: &Args) -> Result<(), String> {
     let mut filters = Vec::new();
     for mode in modes {
         let name = mode.name().replace(' ', "-");
-        filters.push(open_filter(&scratch.path, &name, &options, n as u64, 8)?);
+        filters.push(open_filter(
+            &scratch.path,
+            &name,
+            &options,
+            n as u64,
+            8,
+            BUCKET_SIZE,
+        )?);
     }
     let items: Vec<String> = (0..n).map(|i| format!("item:{i}")).collect();
     let elapsed = interleave(&items, &modes, |mode, seq, item| {
@@ -113,84 +121,127 @@ pub fn cf_add(args: &Args) -> Result<(), String> {
     Ok(())
 }
 
-/// Adds items until the chain grows, and reports the first sub-filter's load and
-/// stash, then the false-positive rate over `absent` items.
+/// For each fingerprint width (8, 12, 16) and bucket size (2, 4, 8): adds items until
+/// the chain grows (timing the blind adds), then reports the first sub-filter's load and
+/// stash, the false-positive rate over `absent` items against `2b / 2^f`, and bits per
+/// item on disk after a full compaction against `1.25 x f / load`.
 pub fn cf_exists(args: &Args) -> Result<(), String> {
     let n: usize = args.get("n", 1_000_000)?;
     let absent: usize = args.get("absent", 1_000_000)?;
     let scratch = Scratch::new(args)?;
     let options = store_options(args)?;
     let mut rows = Vec::new();
-    for fp_bits in [8u8, 16] {
-        let (_store, filter) = open_filter(
-            &scratch.path,
-            &format!("fp{fp_bits}"),
-            &options,
-            n as u64,
-            fp_bits,
-        )?;
-        let mut added = 0usize;
-        while filter.info().map_err(err)?.filters == 1 {
-            for i in added..added + 1000 {
-                filter.add(format!("item:{i}")).map_err(err)?;
-            }
-            added += 1000;
+    for fp_bits in [8u8, 12, 16] {
+        for bucket_size in [2u8, 4, 8] {
+            let name = format!("fp{fp_bits}-b{bucket_size}");
+            let (store, filter) = open_filter(
+                &scratch.path,
+                &name,
+                &options,
+                n as u64,
+                fp_bits,
+                bucket_size,
+            )?;
+            rows.push(measure(&store, &filter, fp_bits, bucket_size, absent)?);
         }
-        // The first sub-filter, full as the chain grew: its load and stash.
-        let (slots, filled, stashed) = filter.occupancy().map_err(err)?[0];
-        let items: Vec<String> = (0..added).map(|i| format!("item:{i}")).collect();
-        if !filter.mexists(&items).map_err(err)?.iter().all(|e| *e) {
-            return Err("an added item reads absent".to_owned());
-        }
-        let mut positives = 0usize;
-        for start in (0..absent).step_by(1000) {
-            let probe: Vec<String> = (start..(start + 1000).min(absent))
-                .map(|i| format!("absent:{i}"))
-                .collect();
-            positives += filter
-                .mexists(&probe)
-                .map_err(err)?
-                .iter()
-                .filter(|e| **e)
-                .count();
-        }
-        let fpr = positives as f64 / absent as f64;
-        // Two buckets of b slots, each matching an absent item's fingerprint with
-        // probability about 1 / 2^f.
-        let bound = 2.0 * f64::from(BUCKET_SIZE) / 2f64.powi(i32::from(fp_bits));
-        rows.push(json!({
-            "fp_bits": fp_bits,
-            "items": added,
-            "slot_load": filled as f64 / slots as f64,
-            "stashed": stashed,
-            "stashed_share": stashed as f64 / filled as f64,
-            "false_positive_rate": fpr,
-            "bound_2b_over_2f": bound,
-            "fpr_vs_bound": fpr / bound,
-        }));
     }
     let report = json!({ "benchmark": "cf-exists", "absent_probes": absent, "rows": rows });
     if args.switch("json") {
         println!("{report:#}");
         return Ok(());
     }
-    println!("cf-exists: capacity {n}, bucket size {BUCKET_SIZE}; items added until the chain grows, then {absent} absent probes");
     println!(
-        "{:<8} {:>9} {:>10} {:>8} {:>12} {:>12} {:>9}",
-        "fp bits", "items", "slot load", "stashed", "false pos", "2b/2^f", "ratio"
+        "cf-exists: capacity {n}; items added until the chain grows, then {absent} absent probes"
+    );
+    println!(
+        "{:>4} {:>3} {:>9} {:>10} {:>9} {:>10} {:>10} {:>6} {:>9} {:>9} {:>10}",
+        "f",
+        "b",
+        "items",
+        "slot load",
+        "stashed",
+        "false pos",
+        "2b/2^f",
+        "ratio",
+        "bits/item",
+        "target",
+        "adds/s"
     );
     for r in &rows {
+        let f = |k: &str| r[k].as_f64().unwrap_or(f64::NAN);
         println!(
-            "{:<8} {:>9} {:>10.4} {:>8} {:>12.6} {:>12.6} {:>9.3}",
-            r["fp_bits"].as_u64().unwrap_or(0),
-            r["items"].as_u64().unwrap_or(0),
-            r["slot_load"].as_f64().unwrap_or(f64::NAN),
-            r["stashed"].as_u64().unwrap_or(0),
-            r["false_positive_rate"].as_f64().unwrap_or(f64::NAN),
-            r["bound_2b_over_2f"].as_f64().unwrap_or(f64::NAN),
-            r["fpr_vs_bound"].as_f64().unwrap_or(f64::NAN),
+            "{:>4} {:>3} {:>9} {:>10.4} {:>9.5} {:>10.6} {:>10.6} {:>6.3} {:>9.2} {:>9.2} {:>10.0}",
+            f("fp_bits"),
+            f("bucket_size"),
+            f("items"),
+            f("slot_load"),
+            f("stashed_share"),
+            f("false_positive_rate"),
+            f("bound_2b_over_2f"),
+            f("fpr_vs_bound"),
+            f("bits_per_item"),
+            f("bits_target"),
+            f("adds_per_sec"),
         );
     }
-    println!("targets: load >= 0.90, stashed <= 0.1 % of items, false positives <= 1.1 x 2b/2^f");
+    println!("targets: stashed <= 0.1 % of items, false positives <= 1.1 x 2b/2^f, bits per item <= 1.25 x f / load");
     Ok(())
+}
+
+/// One row of `cf-exists`.
+fn measure(
+    store: &Store,
+    filter: &CuckooFilter,
+    fp_bits: u8,
+    bucket_size: u8,
+    absent: usize,
+) -> Result<serde_json::Value, String> {
+    let mut added = 0usize;
+    let started = std::time::Instant::now();
+    while filter.info().map_err(err)?.filters == 1 {
+        for i in added..added + 1000 {
+            filter.add(format!("item:{i}")).map_err(err)?;
+        }
+        added += 1000;
+    }
+    let adds_per_sec = added as f64 / started.elapsed().as_secs_f64();
+    // The first sub-filter, full as the chain grew: its load and stash.
+    let (slots, filled, stashed) = filter.occupancy().map_err(err)?[0];
+    let items: Vec<String> = (0..added).map(|i| format!("item:{i}")).collect();
+    if !filter.mexists(&items).map_err(err)?.iter().all(|e| *e) {
+        return Err("an added item reads absent".to_owned());
+    }
+    let mut positives = 0usize;
+    for start in (0..absent).step_by(1000) {
+        let probe: Vec<String> = (start..(start + 1000).min(absent))
+            .map(|i| format!("absent:{i}"))
+            .collect();
+        positives += filter
+            .mexists(&probe)
+            .map_err(err)?
+            .iter()
+            .filter(|e| **e)
+            .count();
+    }
+    let fpr = positives as f64 / absent as f64;
+    // Two buckets of b slots, each matching an absent item's fingerprint with
+    // probability about 1 / (2^f - 1).
+    let bound = 2.0 * f64::from(bucket_size) / (2f64.powi(i32::from(fp_bits)) - 1.0);
+    store.compact().map_err(err)?;
+    let load = filled as f64 / slots as f64;
+    let bits_per_item = pages_bytes_on_disk(store)? as f64 * 8.0 / added as f64;
+    Ok(json!({
+        "fp_bits": fp_bits,
+        "bucket_size": bucket_size,
+        "items": added,
+        "slot_load": load,
+        "stashed": stashed,
+        "stashed_share": stashed as f64 / filled as f64,
+        "false_positive_rate": fpr,
+        "bound_2b_over_2f": bound,
+        "fpr_vs_bound": fpr / bound,
+        "bits_per_item": bits_per_item,
+        "bits_target": 1.25 * f64::from(fp_bits) / load,
+        "adds_per_sec": adds_per_sec,
+    }))
 }

@@ -423,3 +423,71 @@ fn add_nx_many_answers_repeats_within_the_batch_as_present() {
         assert_eq!(cf.count(format!("i{i}")).unwrap(), 1);
     }
 }
+
+/// A 12-bit filter through every item command, and the design's command names.
+#[test]
+fn twelve_bit_filters_answer_every_command() {
+    let t = common::TempStore::new();
+    let ns = t.store().ns(0);
+    let ok = Reply::ok();
+    assert_eq!(
+        run(
+            &ns,
+            &[
+                "CF.RESERVE",
+                "c",
+                "64",
+                "BUCKETSIZE",
+                "2",
+                "FINGERPRINT",
+                "12",
+                "EXPANSION",
+                "2"
+            ]
+        ),
+        ok
+    );
+    assert_eq!(
+        run(&ns, &["CF.INSERT", "c", "ITEMS", "a", "b", "a"]),
+        Reply::Array(vec![Reply::Bool(true); 3])
+    );
+    assert_eq!(
+        run(&ns, &["CF.INSERTNX", "c", "ITEMS", "a", "z"]),
+        Reply::Array(vec![Reply::Int(0), Reply::Int(1)])
+    );
+    assert_eq!(run(&ns, &["CF.ADDNX", "c", "b"]), Reply::Bool(false));
+    assert_eq!(run(&ns, &["CF.COUNT", "c", "a"]), Reply::Int(2));
+    assert_eq!(run(&ns, &["CF.INSERT", "c", "y"]), Reply::Bool(true));
+    assert_eq!(
+        run(&ns, &["CF.MEXISTS", "c", "a", "b", "z", "y", "never"]),
+        Reply::Array(vec![
+            Reply::Bool(true),
+            Reply::Bool(true),
+            Reply::Bool(true),
+            Reply::Bool(true),
+            Reply::Bool(false)
+        ])
+    );
+    assert_eq!(run(&ns, &["CF.DELETE", "c", "a"]), Reply::Bool(true));
+    assert_eq!(run(&ns, &["CF.DEL", "c", "a"]), Reply::Bool(true));
+    assert_eq!(run(&ns, &["CF.EXISTS", "c", "a"]), Reply::Bool(false));
+    // Past its capacity the chain grows and keeps every item.
+    for i in 0..500 {
+        assert_eq!(
+            run(&ns, &["CF.ADD", "c", &format!("i{i}")]),
+            Reply::Bool(true)
+        );
+    }
+    for i in 0..500 {
+        assert_eq!(
+            run(&ns, &["CF.EXISTS", "c", &format!("i{i}")]),
+            Reply::Bool(true),
+            "i{i}"
+        );
+    }
+    let Reply::Map(info) = run(&ns, &["CF.STATS", "c"]) else {
+        panic!()
+    };
+    assert_eq!(Reply::Map(info.clone()), run(&ns, &["CF.INFO", "c"]));
+    assert!(matches!(info[2].1, Reply::Int(n) if n > 1), "{info:?}");
+}

@@ -30,7 +30,12 @@ use std::sync::Arc;
 mod add_nx;
 mod baseline;
 mod dump;
+mod options;
 mod pages;
+mod read;
+
+pub use options::CuckooOptions;
+use options::{cuckoo_params, validate, validate_stored};
 
 /// RedisBloom's defaults for a filter created by `CF.ADD`.
 pub const DEFAULT_CAPACITY: u64 = 1024;
@@ -45,31 +50,6 @@ pub const MAX_EXPANSION: u32 = 32768;
 pub const MAX_FILTERS: u32 = 32;
 /// The tally slot counting deletes (slots below it count each sub-filter's items).
 const DELETES_SLOT: usize = MAX_FILTERS as usize;
-
-/// How a new filter is shaped (`CF.RESERVE`'s arguments).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CuckooOptions {
-    pub capacity: u64,
-    pub bucket_size: u8,
-    pub max_iterations: u16,
-    /// 0 never grows; otherwise rounded up to a power of two, as RedisBloom does.
-    pub expansion: u32,
-    /// Fingerprint width: 8 (RedisBloom's), 12 (about 0.2 % false positives with buckets
-    /// of 4, packed two in three bytes) or 16 bits.
-    pub fp_bits: u8,
-}
-
-impl Default for CuckooOptions {
-    fn default() -> CuckooOptions {
-        CuckooOptions {
-            capacity: DEFAULT_CAPACITY,
-            bucket_size: DEFAULT_BUCKET_SIZE,
-            max_iterations: DEFAULT_MAX_ITERATIONS,
-            expansion: u32::from(DEFAULT_EXPANSION),
-            fp_bits: 8,
-        }
-    }
-}
 
 /// `CF.INFO`'s fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -353,32 +333,6 @@ impl CuckooFilter {
             .collect()
     }
 
-    /// Whether the item may be present (`CF.EXISTS`); false for a missing key.
-    pub fn exists(&self, item: impl AsRef<[u8]>) -> Result<bool> {
-        Ok(self.mexists(&[item])?[0])
-    }
-
-    /// [`CuckooFilter::exists`] for many items (`CF.MEXISTS`), in one read of the pages.
-    pub fn mexists<I: AsRef<[u8]>>(&self, items: &[I]) -> Result<Vec<bool>> {
-        Ok(self.mcount(items)?.into_iter().map(|n| n > 0).collect())
-    }
-
-    /// Copies of the item's fingerprint in its buckets (`CF.COUNT`): at least the times
-    /// it was added and not deleted; 0 for a missing key.
-    pub fn count(&self, item: impl AsRef<[u8]>) -> Result<u64> {
-        Ok(self.mcount(&[item])?[0])
-    }
-
-    fn mcount<I: AsRef<[u8]>>(&self, items: &[I]) -> Result<Vec<u64>> {
-        let guard = self.store.share(self.ns, &self.key);
-        let Some(meta) = guard.typed_meta(KeyType::Cuckoo)? else {
-            return Ok(vec![0; items.len()]);
-        };
-        let params = cuckoo_params(&meta)?;
-        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
-        self.counts_of(&prefix, &params, &hash_all(items, params.fp_bits))
-    }
-
     /// Deletes one copy of an item (`CF.DEL`): only if it is present, from the newest
     /// sub-filter that holds it. `Not found` for a missing key.
     pub fn delete(&self, item: impl AsRef<[u8]>) -> Result<bool> {
@@ -417,59 +371,6 @@ impl CuckooFilter {
             return Ok(true);
         }
         Ok(false)
-    }
-
-    /// `CF.INFO`'s fields; `ERR not found` for a missing key.
-    pub fn info(&self) -> Result<CuckooInfo> {
-        let guard = self.store.share(self.ns, &self.key);
-        let meta = guard
-            .typed_meta(KeyType::Cuckoo)?
-            .ok_or(CuckooError::NotFound)?;
-        let params = cuckoo_params(&meta)?;
-        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
-        let counts = self.counts(&prefix)?;
-        let mut size = 0;
-        for i in 0..params.filters {
-            size += Sub::of(&params, i)?.bytes(params.fp_bits);
-        }
-        Ok(CuckooInfo {
-            size,
-            buckets: u64::from(params.buckets),
-            filters: params.filters,
-            inserted: (0..params.filters as usize)
-                .map(|i| counts.get(i))
-                .fold(0, u64::wrapping_add),
-            deleted: counts.get(DELETES_SLOT),
-            bucket_size: params.bucket_size,
-            expansion: params.expansion,
-            max_iterations: params.max_iterations,
-        })
-    }
-
-    /// Per sub-filter: its slots, the slots filled and the fingerprints stashed, over
-    /// every stored page. How well the pages hold their load (for benchmarks and tests;
-    /// reads the whole filter).
-    pub fn occupancy(&self) -> Result<Vec<(u64, u64, u64)>> {
-        let guard = self.store.share(self.ns, &self.key);
-        let meta = guard
-            .typed_meta(KeyType::Cuckoo)?
-            .ok_or(CuckooError::NotFound)?;
-        let params = cuckoo_params(&meta)?;
-        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
-        let mut subs = Vec::with_capacity(params.filters as usize);
-        for i in 0..params.filters {
-            let sub = Sub::of(&params, i)?;
-            let (mut filled, mut stashed) = (0, 0);
-            for page in 0..sub.pages {
-                let read = self.read_page(&prefix, i, page, &sub)?;
-                if let Some(p) = read.as_deref().and_then(Page::as_fp) {
-                    filled += p.occupied() as u64;
-                    stashed += p.stashed() as u64;
-                }
-            }
-            subs.push((sub.buckets * u64::from(params.bucket_size), filled, stashed));
-        }
-        Ok(subs)
     }
 
     // ---- internals ----
@@ -569,134 +470,21 @@ impl CuckooFilter {
         Ok(batch)
     }
 
+    /// The metadata, parameters and version prefix of the existing filter `guard`
+    /// locks; `ERR not found` for a missing key.
+    fn existing(&self, guard: &KeyGuard) -> Result<(Meta, CuckooParams, Vec<u8>)> {
+        let meta = guard
+            .typed_meta(KeyType::Cuckoo)?
+            .ok_or(CuckooError::NotFound)?;
+        let params = cuckoo_params(&meta)?;
+        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        Ok((meta, params, prefix))
+    }
+
     fn counts(&self, prefix: &[u8]) -> Result<Tally> {
         self.store.read_tally(&self.key, prefix)
     }
 }
 
-fn cuckoo_params(meta: &Meta) -> Result<CuckooParams> {
-    match meta.params {
-        Params::Cuckoo(params) => Ok(params),
-        Params::Cms(_) | Params::Bloom(_) | Params::TDigest(_) | Params::TopK(_) => {
-            Err(Error::WrongType)
-        }
-    }
-}
-
-/// RedisBloom's checks of `CF.RESERVE`'s numbers, then the sizing: a power-of-two
-/// number of buckets for the capacity, pages of about `page_bytes`.
-fn validate(options: CuckooOptions, page_bytes: u32) -> Result<CuckooParams> {
-    let CuckooOptions {
-        capacity,
-        bucket_size,
-        max_iterations,
-        expansion,
-        fp_bits,
-    } = options;
-    if bucket_size == 0 {
-        return Err(CuckooError::BucketSizeRange.into());
-    }
-    if max_iterations == 0 {
-        return Err(CuckooError::MaxIterationsRange.into());
-    }
-    if expansion > MAX_EXPANSION {
-        return Err(CuckooError::ExpansionRange.into());
-    }
-    if !matches!(fp_bits, 8 | 12 | 16) {
-        return Err(CuckooError::FingerprintRange.into());
-    }
-    if capacity < 2 * u64::from(bucket_size) || capacity > MAX_CAPACITY {
-        return Err(CuckooError::CapacityRange.into());
-    }
-    let buckets = (capacity / u64::from(bucket_size)).next_power_of_two() as u32;
-    let bucket_bits = u32::from(bucket_size) * u32::from(fp_bits);
-    let page_buckets = (page_bytes.saturating_mul(8) / bucket_bits).max(1);
-    // The largest power of two that fits the page.
-    let page_buckets = 1 << (31 - page_buckets.leading_zeros());
-    let expansion = if expansion == 0 {
-        0
-    } else {
-        expansion.next_power_of_two() as u16
-    };
-    Ok(CuckooParams {
-        capacity,
-        buckets,
-        bucket_size,
-        fp_bits,
-        max_iterations,
-        expansion,
-        filters: 1,
-        page_buckets,
-    })
-}
-
-/// Checks parameters that come from outside (a dump's header) as `CF.RESERVE` checks
-/// its arguments: they must be what a reserve with the same options makes, in a chain
-/// of at most [`MAX_FILTERS`] (one if it never grows), with pages no larger than this
-/// store's.
-fn validate_stored(params: &CuckooParams, page_bytes: u32) -> Result<()> {
-    let options = CuckooOptions {
-        capacity: params.capacity,
-        bucket_size: params.bucket_size,
-        max_iterations: params.max_iterations,
-        expansion: u32::from(params.expansion),
-        fp_bits: params.fp_bits,
-    };
-    let fresh = validate(options, page_bytes)?;
-    let fits = fresh.buckets == params.buckets
-        && fresh.expansion == params.expansion
-        && params.page_buckets <= fresh.page_buckets
-        && (1..=MAX_FILTERS).contains(&params.filters)
-        && (params.expansion != 0 || params.filters == 1);
-    match fits {
-        true => Ok(()),
-        false => Err(CuckooError::BadChunk.into()),
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizing_follows_redisbloom() {
-        let p = validate(CuckooOptions::default(), 16384).unwrap();
-        assert_eq!(p.buckets, 512);
-        assert_eq!(p.page_buckets, 8192);
-        let sub = Sub::of(&p, 0).unwrap();
-        assert_eq!((sub.pages, sub.page_buckets), (1, 512));
-        let p = validate(
-            CuckooOptions {
-                capacity: 1_000_000,
-                bucket_size: 4,
-                expansion: 3,
-                ..CuckooOptions::default()
-            },
-            16384,
-        )
-        .unwrap();
-        assert_eq!(p.buckets, 262_144);
-        assert_eq!(p.expansion, 4);
-        let second = Sub::of(&p, 1).unwrap();
-        assert_eq!(second.buckets, 4 * 262_144);
-        assert_eq!(second.pages, 4 * 262_144 / 4096);
-        assert!(validate(
-            CuckooOptions {
-                capacity: 3,
-                ..CuckooOptions::default()
-            },
-            16384
-        )
-        .is_err());
-    }
-
-    #[test]
-    fn fingerprints_are_never_zero_and_fit() {
-        for i in 0..10_000u32 {
-            let h8 = hashed(&i.to_le_bytes(), 8);
-            assert!((1..=255).contains(&h8.fp));
-            let h16 = hashed(&i.to_le_bytes(), 16);
-            assert!(h16.fp >= 1);
-        }
-    }
-}
+mod tests;

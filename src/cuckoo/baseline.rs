@@ -1,10 +1,9 @@
 //! Baselines for `rocksketch bench cf-add`: the same add written the way other designs
 //! write it, over the same layout.
 
-use super::{cuckoo_params, hashed, CuckooFilter, Sub};
-use crate::error::{CuckooError, Result};
+use super::{hashed, CuckooFilter, Sub};
+use crate::error::Result;
 use crate::keys::{self, TALLY_SUB};
-use crate::meta::KeyType;
 use rocksketch_merge::cuckoo::{FpOp, FpOps, FpPage};
 use rocksketch_merge::tally::Tally;
 
@@ -15,11 +14,7 @@ impl CuckooFilter {
     #[doc(hidden)]
     pub fn add_rewriting_pages(&self, item: impl AsRef<[u8]>) -> Result<()> {
         let guard = self.store.lock(self.ns, &self.key);
-        let meta = guard
-            .typed_meta(KeyType::Cuckoo)?
-            .ok_or(CuckooError::NotFound)?;
-        let params = cuckoo_params(&meta)?;
-        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let (_, params, prefix) = self.existing(&guard)?;
         let newest = params.filters - 1;
         let sub = Sub::of(&params, newest)?;
         let h = hashed(item.as_ref(), params.fp_bits);
@@ -47,11 +42,7 @@ impl CuckooFilter {
     #[doc(hidden)]
     pub fn put_add_operands(&self, item: impl AsRef<[u8]>, seq: u64) -> Result<()> {
         let guard = self.store.share(self.ns, &self.key);
-        let meta = guard
-            .typed_meta(KeyType::Cuckoo)?
-            .ok_or(CuckooError::NotFound)?;
-        let params = cuckoo_params(&meta)?;
-        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let (_, params, prefix) = self.existing(&guard)?;
         let newest = params.filters - 1;
         let sub = Sub::of(&params, newest)?;
         let h = hashed(item.as_ref(), params.fp_bits);

@@ -35,11 +35,7 @@ impl CuckooFilter {
     /// One step of a dump (`CF.SCANDUMP`): the next cursor (0 at the end) and a chunk.
     pub fn scandump(&self, cursor: i64) -> Result<(i64, Vec<u8>)> {
         let guard = self.store.share(self.ns, &self.key);
-        let meta = guard
-            .typed_meta(KeyType::Cuckoo)?
-            .ok_or(CuckooError::NotFound)?;
-        let params = cuckoo_params(&meta)?;
-        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let (meta, params, prefix) = self.existing(&guard)?;
         let tag = DumpCursor::tag(meta.version, params.filters);
         let at = DumpCursor::parse(cursor).ok_or(CuckooError::InvalidPosition)?;
         if cursor == 0 {

@@ -1,0 +1,109 @@
+//! A cuckoo filter's options, and the checks its parameters pass (from a client or a
+//! dump).
+
+use super::*;
+
+/// How a new filter is shaped (`CF.RESERVE`'s arguments).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CuckooOptions {
+    pub capacity: u64,
+    pub bucket_size: u8,
+    pub max_iterations: u16,
+    /// 0 never grows; otherwise rounded up to a power of two, as RedisBloom does.
+    pub expansion: u32,
+    /// Fingerprint width: 8 (RedisBloom's), 12 (about 0.2 % false positives with buckets
+    /// of 4, packed two in three bytes) or 16 bits.
+    pub fp_bits: u8,
+}
+
+impl Default for CuckooOptions {
+    fn default() -> CuckooOptions {
+        CuckooOptions {
+            capacity: DEFAULT_CAPACITY,
+            bucket_size: DEFAULT_BUCKET_SIZE,
+            max_iterations: DEFAULT_MAX_ITERATIONS,
+            expansion: u32::from(DEFAULT_EXPANSION),
+            fp_bits: 8,
+        }
+    }
+}
+
+pub(super) fn cuckoo_params(meta: &Meta) -> Result<CuckooParams> {
+    match meta.params {
+        Params::Cuckoo(params) => Ok(params),
+        Params::Cms(_) | Params::Bloom(_) | Params::TDigest(_) | Params::TopK(_) => {
+            Err(Error::WrongType)
+        }
+    }
+}
+
+/// RedisBloom's checks of `CF.RESERVE`'s numbers, then the sizing: a power-of-two
+/// number of buckets for the capacity, pages of about `page_bytes`.
+pub(super) fn validate(options: CuckooOptions, page_bytes: u32) -> Result<CuckooParams> {
+    let CuckooOptions {
+        capacity,
+        bucket_size,
+        max_iterations,
+        expansion,
+        fp_bits,
+    } = options;
+    if bucket_size == 0 {
+        return Err(CuckooError::BucketSizeRange.into());
+    }
+    if max_iterations == 0 {
+        return Err(CuckooError::MaxIterationsRange.into());
+    }
+    if expansion > MAX_EXPANSION {
+        return Err(CuckooError::ExpansionRange.into());
+    }
+    if !matches!(fp_bits, 8 | 12 | 16) {
+        return Err(CuckooError::FingerprintRange.into());
+    }
+    if capacity < 2 * u64::from(bucket_size) || capacity > MAX_CAPACITY {
+        return Err(CuckooError::CapacityRange.into());
+    }
+    let buckets = (capacity / u64::from(bucket_size)).next_power_of_two() as u32;
+    let bucket_bits = u32::from(bucket_size) * u32::from(fp_bits);
+    let page_buckets = (page_bytes.saturating_mul(8) / bucket_bits).max(1);
+    // The largest power of two that fits the page.
+    let page_buckets = 1 << (31 - page_buckets.leading_zeros());
+    let expansion = if expansion == 0 {
+        0
+    } else {
+        expansion.next_power_of_two() as u16
+    };
+    Ok(CuckooParams {
+        capacity,
+        buckets,
+        bucket_size,
+        fp_bits,
+        max_iterations,
+        expansion,
+        filters: 1,
+        page_buckets,
+    })
+}
+
+/// Checks parameters that come from outside (a dump's header) as `CF.RESERVE` checks
+/// its arguments: they must be what a reserve with the same options makes, in a chain
+/// of at most [`MAX_FILTERS`] (one if it never grows), with pages no larger than this
+/// store's.
+pub(super) fn validate_stored(params: &CuckooParams, page_bytes: u32) -> Result<()> {
+    let options = CuckooOptions {
+        capacity: params.capacity,
+        bucket_size: params.bucket_size,
+        max_iterations: params.max_iterations,
+        expansion: u32::from(params.expansion),
+        fp_bits: params.fp_bits,
+    };
+    let fresh = validate(options, page_bytes)?;
+    let fits = fresh.buckets == params.buckets
+        && fresh.expansion == params.expansion
+        && params.page_buckets <= fresh.page_buckets
+        && (1..=MAX_FILTERS).contains(&params.filters)
+        && (params.expansion != 0 || params.filters == 1);
+    match fits {
+        true => Ok(()),
+        false => Err(CuckooError::BadChunk.into()),
+    }
+}

@@ -202,3 +202,71 @@ fn inline_commands_follow_redis_quoting() {
     );
     assert!(c.is_closed());
 }
+
+// The sizes a client controls in the newest structures, each at its limit and just past
+// it, in a server under an address-space limit: refused past the limit with RedisBloom's
+// refusal texts, and at the limit the server's memory stays bounded.
+#[test]
+fn digests_and_top_ks_at_their_limits_keep_memory_bounded() {
+    let server = Process::start(&["--as=6000000000"], &["--cache-mb", "16"]);
+    let mut c = Client::connect(server.addr);
+    let before = server.rss_kib();
+    let err = |text: &str| Value::Error(text.to_owned());
+    assert_eq!(
+        c.cmd(&["TDIGEST.CREATE", "too", "COMPRESSION", "10001"]),
+        err("ERR T-Digest: allocation failed")
+    );
+    assert_eq!(
+        c.cmd(&["TOPK.RESERVE", "too", "1001", "8", "7", "0.9"]),
+        err("ERR Insufficient memory to create topk data structure")
+    );
+    assert_eq!(
+        c.cmd(&["TOPK.RESERVE", "too", "10", "65537", "1", "0.9"]),
+        err("ERR Insufficient memory to create topk data structure")
+    );
+    let long = "i".repeat(1025);
+    let item = |i: usize| format!("{i:01024}");
+    for k in 0..8 {
+        let (td, tk) = (format!("td{k}"), format!("tk{k}"));
+        assert_eq!(
+            c.cmd(&["TDIGEST.CREATE", &td, "COMPRESSION", "10000"]),
+            Value::Simple("OK".into())
+        );
+        assert_eq!(
+            c.cmd(&["TOPK.RESERVE", &tk, "1000", "65536", "1", "0.9"]),
+            Value::Simple("OK".into())
+        );
+        for round in 0..5 {
+            let values: Vec<String> = (0..50_000)
+                .map(|v| format!("{}", (v * 7919 + round) % 100_003))
+                .collect();
+            let mut add = vec!["TDIGEST.ADD", td.as_str()];
+            add.extend(values.iter().map(String::as_str));
+            assert_eq!(c.cmd(&add), Value::Simple("OK".into()));
+        }
+        let items: Vec<String> = (0..1000).map(item).collect();
+        let mut add = vec!["TOPK.ADD", tk.as_str()];
+        add.extend(items.iter().map(String::as_str));
+        let Value::Array(replies) = c.cmd(&add) else {
+            panic!("TOPK.ADD answers an array")
+        };
+        assert_eq!(replies.len(), 1000);
+        assert_eq!(
+            c.cmd(&["TOPK.ADD", &tk, &long]),
+            err("TopK: item longer than 1024 bytes")
+        );
+        let Value::Array(q) = c.cmd(&["TDIGEST.QUANTILE", &td, "0.5"]) else {
+            panic!()
+        };
+        assert_eq!(q.len(), 1);
+        let Value::Array(list) = c.cmd(&["TOPK.LIST", &tk]) else {
+            panic!()
+        };
+        assert_eq!(list.len(), 1000);
+    }
+    let grown_mib = server.rss_kib().saturating_sub(before) / 1024;
+    // 8 digests of 60 010 centroids and 8 Top-Ks of 1000 1 KiB items (about 20 MiB of
+    // pages), a 16 MiB page cache and the memtables: measured 42 MiB.
+    assert!(grown_mib < 150, "the server grew by {grown_mib} MiB");
+    assert_eq!(c.cmd(&["PING"]), Value::Simple("PONG".into()));
+}

@@ -189,3 +189,66 @@ fn a_pipeline_far_longer_than_the_query_buffer_is_served() {
     assert!(replies.starts_with(b":1\r\n:0\r\n"));
     assert!(replies.ends_with(b":0\r\n:0\r\n"));
 }
+
+/// Concurrent `TOPK.ADD`s (answers computed under the key's lock, batched across
+/// clients by the I/O threads) and `TDIGEST.ADD`s on one key each lose nothing: every
+/// count is exact where no two items share a counter, and every value is observed once.
+#[test]
+fn many_clients_adding_to_one_top_k_and_one_digest_lose_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(
+        dir.path(),
+        ServerConfig {
+            threads: 2,
+            ..ServerConfig::default()
+        },
+    );
+    let mut admin = server.client();
+    admin.cmd(&["TOPK.RESERVE", "top", "8", "1000", "1", "1"]);
+    admin.cmd(&["TDIGEST.CREATE", "lat", "COMPRESSION", "50"]);
+    let items: Vec<String> = (0..8).map(|t| format!("user:{t}")).collect();
+    let mut cells: Vec<u32> = items
+        .iter()
+        .map(|i| rocksketch_merge::hash::murmur2(i.as_bytes(), 0) % 1000)
+        .collect();
+    cells.sort_unstable();
+    cells.dedup();
+    assert_eq!(cells.len(), 8, "the items must not share a counter");
+    let threads: Vec<_> = items
+        .iter()
+        .enumerate()
+        .map(|(t, item)| {
+            let (addr, item) = (server.addr, item.clone());
+            std::thread::spawn(move || {
+                let mut client = Client::connect(addr);
+                for i in 0..200 {
+                    assert_eq!(
+                        client.cmd(&["TOPK.ADD", "top", &item]),
+                        Value::Array(vec![Value::Nil])
+                    );
+                    let value = (t * 200 + i).to_string();
+                    assert_eq!(
+                        client.cmd(&["TDIGEST.ADD", "lat", &value]),
+                        Value::Simple("OK".into())
+                    );
+                }
+            })
+        })
+        .collect();
+    for thread in threads {
+        thread.join().unwrap();
+    }
+    let mut count = vec!["TOPK.COUNT", "top"];
+    count.extend(items.iter().map(String::as_str));
+    assert_eq!(admin.cmd(&count), Value::Array(vec![Value::Int(200); 8]));
+    let Value::Array(info) = admin.cmd(&["TDIGEST.INFO", "lat"]) else {
+        panic!()
+    };
+    let at = info
+        .iter()
+        .position(|v| *v == Value::Simple("Observations".into()))
+        .expect("an Observations field");
+    assert_eq!(info[at + 1], Value::Int(1600));
+    assert_eq!(admin.cmd(&["TDIGEST.MIN", "lat"]), Value::bulk("0"));
+    assert_eq!(admin.cmd(&["TDIGEST.MAX", "lat"]), Value::bulk("1599"));
+}

@@ -207,13 +207,7 @@ fn many_clients_adding_to_one_top_k_and_one_digest_lose_nothing() {
     admin.cmd(&["TOPK.RESERVE", "top", "8", "1000", "1", "1"]);
     admin.cmd(&["TDIGEST.CREATE", "lat", "COMPRESSION", "50"]);
     let items: Vec<String> = (0..8).map(|t| format!("user:{t}")).collect();
-    let mut cells: Vec<u32> = items
-        .iter()
-        .map(|i| rocksketch_merge::hash::murmur2(i.as_bytes(), 0) % 1000)
-        .collect();
-    cells.sort_unstable();
-    cells.dedup();
-    assert_eq!(cells.len(), 8, "the items must not share a counter");
+    resp_client::assert_apart_in_top_k(&items, 1000);
     let threads: Vec<_> = items
         .iter()
         .enumerate()

@@ -38,6 +38,23 @@ pub struct TDigestInfo {
     pub memory_usage: u64,
 }
 
+impl From<&Digest> for TDigestInfo {
+    fn from(d: &Digest) -> TDigestInfo {
+        let capacity = d.capacity() as u64;
+        TDigestInfo {
+            compression: d.compression(),
+            capacity,
+            merged_nodes: d.merged_nodes() as u64,
+            unmerged_nodes: d.unmerged_nodes() as u64,
+            merged_weight: d.merged_weight(),
+            unmerged_weight: d.unmerged_weight(),
+            observations: d.observations(),
+            total_compressions: d.total_compressions(),
+            memory_usage: 80 + 16 * capacity,
+        }
+    }
+}
+
 /// A handle on the t-digest at one key. Creating the handle reads nothing.
 pub struct TDigest {
     store: Store,
@@ -121,32 +138,26 @@ impl TDigest {
         self.store.write(batch)
     }
 
+    /// The digest's compression, reading only the key's metadata: what a command checks
+    /// first (a missing key or another type is an error) without reading the digest.
+    pub fn compression(&self) -> Result<u32> {
+        let guard = self.store.share(self.ns, &self.key);
+        Ok(self.layout(&guard)?.compression)
+    }
+
     /// `TDIGEST.INFO` (reads without compressing, as RedisBloom's does).
     pub fn info(&self) -> Result<TDigestInfo> {
-        self.query(|d| {
-            let capacity = d.capacity() as u64;
-            TDigestInfo {
-                compression: d.compression(),
-                capacity,
-                merged_nodes: d.merged_nodes() as u64,
-                unmerged_nodes: d.unmerged_nodes() as u64,
-                merged_weight: d.merged_weight(),
-                unmerged_weight: d.unmerged_weight(),
-                observations: d.observations(),
-                total_compressions: d.total_compressions(),
-                memory_usage: 80 + 16 * capacity,
-            }
-        })
+        self.peek(|d| TDigestInfo::from(d))
     }
 
     /// The smallest value added, NaN while empty (`TDIGEST.MIN`).
     pub fn min(&self) -> Result<f64> {
-        self.query(|d| d.min_value())
+        self.peek(Digest::min_value)
     }
 
     /// The largest value added, NaN while empty (`TDIGEST.MAX`).
     pub fn max(&self) -> Result<f64> {
-        self.query(|d| d.max_value())
+        self.peek(Digest::max_value)
     }
 
     /// The estimated value at each quantile in `[0, 1]` (`TDIGEST.QUANTILE`).
@@ -188,16 +199,23 @@ impl TDigest {
         self.query(|d| d.trimmed_mean(low, high))
     }
 
+    /// Runs `answer` on the stored digest under the shared lock, for answers that do
+    /// not compress (no copy).
+    fn peek<T>(&self, answer: impl FnOnce(&Digest) -> T) -> Result<T> {
+        let guard = self.store.share(self.ns, &self.key);
+        let page = self.read_digest(&self.layout(&guard)?)?;
+        let digest = page
+            .as_digest()
+            .ok_or_else(|| wrong_kind(&self.key, WHAT))?;
+        Ok(answer(digest))
+    }
+
     /// Runs `answer` on a copy of the digest under the shared lock; if it compressed
     /// the copy, the stored digest gets a compress operand (see the module docs).
     fn query<T>(&self, answer: impl FnOnce(&mut Digest) -> T) -> Result<T> {
         let guard = self.store.share(self.ns, &self.key);
         let layout = self.layout(&guard)?;
-        let page = self.read_digest(&layout)?;
-        let mut digest = page
-            .as_digest()
-            .cloned()
-            .unwrap_or_else(|| Digest::new(layout.compression));
+        let mut digest = self.read_copy(&layout)?;
         let buffered = digest.needs_compress();
         let out = answer(&mut digest);
         if buffered && !digest.needs_compress() {
@@ -214,19 +232,28 @@ impl TDigest {
     }
 
     /// The stored digest (a missing page reads as an empty digest).
+    /// A copy of the stored digest. The page read is dropped on return, so a write that
+    /// follows lets the cache apply its operand to the cached page in place.
+    fn read_copy(&self, layout: &Layout) -> Result<Digest> {
+        let page = self.read_digest(layout)?;
+        let digest = page
+            .as_digest()
+            .ok_or_else(|| wrong_kind(&self.key, WHAT))?;
+        Ok(digest.clone())
+    }
+
     fn read_digest(&self, layout: &Layout) -> Result<Arc<rocksketch_merge::Page>> {
         let page = self
             .store
             .read_pages(&self.key, WHAT, std::slice::from_ref(&layout.page_key))?
             .pop()
             .flatten();
-        match page {
-            Some(page) if page.as_digest().is_some() => Ok(page),
-            Some(_) => Err(wrong_kind(&self.key, WHAT)),
-            None => Ok(Arc::new(rocksketch_merge::Page::Digest(Digest::new(
+        // A page of another kind is reported by the caller that looks into it.
+        Ok(page.unwrap_or_else(|| {
+            Arc::new(rocksketch_merge::Page::Digest(Digest::new(
                 layout.compression,
-            )))),
-        }
+            )))
+        }))
     }
 
     /// Reads this key's metadata under `guard` and checks it is a t-digest.

@@ -12,7 +12,7 @@ mod baseline;
 
 use crate::error::{Error, Result, TopKError};
 use crate::keys;
-use crate::meta::{KeyType, Meta, Params};
+use crate::meta::{Meta, Params};
 use crate::store::{wrong_kind, KeyGuard, Store};
 use rocksketch_merge::topk::{ops, Shape, TopKPage, MAX_ITEM_BYTES};
 use rocksketch_merge::Page;
@@ -139,11 +139,7 @@ impl TopK {
     /// `k`, width, depth and decay (`TOPK.INFO`).
     pub fn info(&self) -> Result<Shape> {
         let guard = self.store.share(self.ns, &self.key);
-        self.layout(&guard)?;
-        match guard.meta()?.map(|m| m.params) {
-            Some(Params::TopK(shape)) => Ok(shape),
-            _ => Err(TopKError::KeyDoesNotExist.into()),
-        }
+        Ok(self.checked(&guard)?.1)
     }
 
     fn read<T>(&self, answer: impl FnOnce(&TopKPage) -> T) -> Result<T> {
@@ -164,10 +160,17 @@ impl TopK {
 
     /// This key's page key, checking it holds a Top-K.
     fn layout(&self, guard: &KeyGuard) -> Result<Vec<u8>> {
+        Ok(self.page_key(&self.checked(guard)?.0))
+    }
+
+    /// This key's metadata and shape, or the error for a missing key or another type.
+    fn checked(&self, guard: &KeyGuard) -> Result<(Meta, Shape)> {
         match guard.meta()? {
             None => Err(TopKError::KeyDoesNotExist.into()),
-            Some(meta) if meta.key_type() == KeyType::TopK => Ok(self.page_key(&meta)),
-            Some(_) => Err(Error::WrongType),
+            Some(meta) => match meta.params {
+                Params::TopK(shape) => Ok((meta, shape)),
+                _ => Err(Error::WrongType),
+            },
         }
     }
 

@@ -51,21 +51,6 @@ impl Arbitrary for Op {
     }
 }
 
-fn info_of(d: &Digest) -> TDigestInfo {
-    let capacity = d.capacity() as u64;
-    TDigestInfo {
-        compression: d.compression(),
-        capacity,
-        merged_nodes: d.merged_nodes() as u64,
-        unmerged_nodes: d.unmerged_nodes() as u64,
-        merged_weight: d.merged_weight(),
-        unmerged_weight: d.unmerged_weight(),
-        observations: d.observations(),
-        total_compressions: d.total_compressions(),
-        memory_usage: 80 + 16 * capacity,
-    }
-}
-
 fn bits(values: &[f64]) -> Vec<u64> {
     values.iter().map(|v| v.to_bits()).collect()
 }
@@ -149,7 +134,11 @@ fn run(ops: Vec<Op>) -> bool {
         }
         for key in 0..2u8 {
             let m = &model[usize::from(key)];
-            assert_eq!(td(&t, key).info().unwrap(), info_of(m), "after {op:?}");
+            assert_eq!(
+                td(&t, key).info().unwrap(),
+                TDigestInfo::from(m),
+                "after {op:?}"
+            );
             let (min, max) = (td(&t, key).min().unwrap(), td(&t, key).max().unwrap());
             assert_eq!(
                 (min.to_bits(), max.to_bits()),

@@ -225,7 +225,7 @@ fn cms_incrby(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
 fn tdigest_add(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
     let digest = ns.tdigest(key);
     // A missing key or another type answers before any value is parsed.
-    if let Err(err) = digest.info() {
+    if let Err(err) = digest.compression() {
         return vec![Reply::from(&err); run.len()];
     }
     let parsed: Vec<Result<Vec<f64>, Error>> = run

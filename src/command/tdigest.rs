@@ -33,10 +33,11 @@ fn doubles(values: Vec<f64>) -> Reply {
     Reply::Array(values.into_iter().map(Reply::double).collect())
 }
 
-/// The digest at `key`, checked to exist and be a t-digest (before any argument).
+/// The digest at `key`, checked to exist and be a t-digest (before any argument), from
+/// its metadata alone.
 fn existing(ns: &Namespace, key: &[u8]) -> Result<TDigest> {
     let digest = ns.tdigest(key);
-    digest.info()?;
+    digest.compression()?;
     Ok(digest)
 }
 

@@ -12,11 +12,7 @@ impl TDigest {
     pub fn add_rewriting_page(&self, values: &[f64]) -> Result<()> {
         let guard = self.store.lock(self.ns, &self.key);
         let layout = self.layout(&guard)?;
-        let page = self.read_digest(&layout)?;
-        let mut digest = page
-            .as_digest()
-            .cloned()
-            .unwrap_or_else(|| rocksketch_merge::tdigest::Digest::new(layout.compression));
+        let mut digest = self.read_copy(&layout)?;
         for v in values {
             let _ = digest.add(*v, 1);
         }

@@ -232,26 +232,29 @@ pub(crate) fn partial_merge(operands: &[&[u8]]) -> Option<Vec<u8>> {
 pub(crate) fn partial_merge_folding_at(operands: &[&[u8]], fold_bytes: usize) -> Option<Vec<u8>> {
     let mut compression = None;
     let mut payload = Vec::new();
+    // Each operand is checked and parsed once; a fold applies what was parsed.
+    let mut parsed = Vec::with_capacity(operands.len());
     for operand in operands {
         let framed = header::decode(operand).ok()?;
         if framed.kind != Kind::DigestOps {
             return None;
         }
-        let (c, _) = parse(framed.payload).ok()?;
+        let (c, ops) = parse(framed.payload).ok()?;
         if *compression.get_or_insert(c) != c {
             return None;
         }
         payload.extend_from_slice(framed.payload.get(4..)?);
+        parsed.push(ops);
     }
     let compression = compression?;
-    let mut combined = DigestOps::new(compression);
     if payload.len() <= fold_bytes {
+        let mut combined = DigestOps::new(compression);
         combined.payload.extend_from_slice(&payload);
         return Some(combined.encode());
     }
     let mut digest = Digest::new(compression);
-    for operand in operands {
-        digest.apply_operand(operand);
+    for ops in &parsed {
+        digest.apply_ops(ops);
     }
     digest.compress();
     let folded = DigestOps::new(compression).centroids(&digest);

@@ -52,7 +52,11 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<(&[u8], u32)>> {
             got: framed.kind.tag(),
         });
     }
-    let p = framed.payload;
+    parse(framed.payload)
+}
+
+/// The checked pairs of an operand's payload.
+fn parse(p: &[u8]) -> Result<Vec<(&[u8], u32)>> {
     let count = le_u32(p, 0)? as usize;
     let mut pairs = Vec::with_capacity(count.min(p.len() / 8));
     let mut at = 4;
@@ -121,8 +125,10 @@ pub(crate) fn partial_merge(operands: &[&[u8]]) -> Option<Vec<u8>> {
     let mut payload = vec![0; 4];
     for operand in operands {
         let framed = header::decode(operand).ok()?;
-        decode(operand).ok()?;
-        count = count.checked_add(le_u32(framed.payload, 0).ok()?)?;
+        if framed.kind != Kind::TopKOps {
+            return None;
+        }
+        count = count.checked_add(u32::try_from(parse(framed.payload).ok()?.len()).ok()?)?;
         payload.extend_from_slice(framed.payload.get(4..)?);
         if payload.len() > MAX_OPS_BYTES {
             return None;

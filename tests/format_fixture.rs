@@ -7,7 +7,7 @@
 
 mod common;
 
-use rocksketch::{Store, StoreOptions};
+use rocksketch::Store;
 use std::path::PathBuf;
 
 fn fixture() -> PathBuf {
@@ -60,15 +60,8 @@ fn answers(store: &Store) -> (Vec<u32>, Vec<bool>, Vec<bool>, String, String) {
 
 #[test]
 fn the_v1_fixture_reads_like_a_fresh_store() {
-    let dir = tempfile::tempdir().unwrap();
-    common::copy_dir(&fixture(), dir.path());
-    let old = Store::open(dir.path(), StoreOptions::default()).unwrap();
-    let fresh = common::TempStore::new();
-    for n in 0..3 {
-        phase(fresh.store(), n);
-    }
-    let got = answers(&old);
-    assert_eq!(got, answers(fresh.store()));
+    let fixture = common::Fixture::open(&fixture(), phase);
+    let (old, got) = (&fixture.old, fixture.answers(answers));
     // And facts that do not depend on the fresh store agreeing:
     assert_eq!(
         old.cms("words").info().unwrap().count,
@@ -84,9 +77,7 @@ fn the_v1_fixture_reads_like_a_fresh_store() {
     );
     assert!(old.bloom("seen").info().unwrap().filters >= 3);
     // Compaction of the old data under the current code keeps every answer.
-    old.compact().unwrap();
-    assert_eq!(answers(&old), got);
-    assert_eq!(old.skipped_operands(), 0);
+    fixture.compacts_to(&got, answers);
 }
 
 #[test]
@@ -150,15 +141,8 @@ fn cuckoo_answers(store: &Store) -> (Vec<u64>, Vec<bool>, String) {
 
 #[test]
 fn the_v1_cuckoo_fixture_reads_like_a_fresh_store() {
-    let dir = tempfile::tempdir().unwrap();
-    common::copy_dir(&cuckoo_fixture(), dir.path());
-    let old = Store::open(dir.path(), StoreOptions::default()).unwrap();
-    let fresh = common::TempStore::new();
-    for n in 0..3 {
-        cuckoo_phase(fresh.store(), n);
-    }
-    let got = cuckoo_answers(&old);
-    assert_eq!(got, cuckoo_answers(fresh.store()));
+    let fixture = common::Fixture::open(&cuckoo_fixture(), cuckoo_phase);
+    let (old, got) = (&fixture.old, fixture.answers(cuckoo_answers));
     let info = old.cuckoo("ids").info().unwrap();
     assert_eq!((info.inserted, info.deleted), (3 * 130, 3 * 20));
     assert!(info.filters >= 2);
@@ -169,9 +153,7 @@ fn the_v1_cuckoo_fixture_reads_like_a_fresh_store() {
         }
         assert!(got.1[450 + n]);
     }
-    old.compact().unwrap();
-    assert_eq!(cuckoo_answers(&old), got);
-    assert_eq!(old.skipped_operands(), 0);
+    fixture.compacts_to(&got, cuckoo_answers);
 }
 
 #[test]

@@ -186,3 +186,44 @@ pub fn write_fixture(path: &Path, phase: fn(&Store, u32)) {
         }
     }
 }
+
+/// A format fixture opened from a copy, beside a fresh store that ran the same phases:
+/// what every fixture test compares.
+pub struct Fixture {
+    pub old: Store,
+    pub fresh: TempStore,
+    _copy: TempDir,
+}
+
+impl Fixture {
+    /// Copies the fixture at `path`, opens it, and runs `phase` 0, 1, 2 on a fresh store.
+    pub fn open(path: &Path, phase: fn(&Store, u32)) -> Fixture {
+        let copy = tempfile::tempdir().unwrap();
+        copy_dir(path, copy.path());
+        let old = Store::open(copy.path(), StoreOptions::default()).unwrap();
+        let fresh = TempStore::new();
+        for n in 0..3 {
+            phase(fresh.store(), n);
+        }
+        Fixture {
+            old,
+            fresh,
+            _copy: copy,
+        }
+    }
+
+    /// The old store's `answers`, asserted equal to the fresh store's.
+    pub fn answers<T: PartialEq + std::fmt::Debug>(&self, answers: fn(&Store) -> T) -> T {
+        let got = answers(&self.old);
+        assert_eq!(got, answers(self.fresh.store()));
+        got
+    }
+
+    /// Compacts the old data under the current code: every answer stays `got`, and no
+    /// operand was skipped.
+    pub fn compacts_to<T: PartialEq + std::fmt::Debug>(&self, got: &T, answers: fn(&Store) -> T) {
+        self.old.compact().unwrap();
+        assert_eq!(&answers(&self.old), got);
+        assert_eq!(self.old.skipped_operands(), 0);
+    }
+}

@@ -70,8 +70,9 @@ def fields(reply):
     return {k: v for k, v in vars(reply).items()}
 
 
-class Families:
-    """Every command family, run once per protocol version by the subclasses."""
+class OneServer:
+    """One server for the class, a fresh client on an empty keyspace per test, speaking
+    `protocol` (subclasses pick 2 or 3)."""
 
     protocol = 2
 
@@ -89,6 +90,10 @@ class Families:
 
     def tearDown(self):
         self.r.close()
+
+
+class Families(OneServer):
+    """Every command family, run once per protocol version by the subclasses."""
 
     def bf_info(self, key):
         reply = self.r.bf().info(key)

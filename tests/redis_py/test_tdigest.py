@@ -11,7 +11,7 @@ import unittest
 
 import redis
 
-from test_serve import Server, fields
+from test_serve import OneServer, fields
 
 
 def raw(port, protocol, *args):
@@ -39,24 +39,10 @@ def raw(port, protocol, *args):
         return read_reply()
 
 
-class Digests:
-    protocol = 2
-
-    @classmethod
-    def setUpClass(cls):
-        cls.server = Server()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.close()
-
+class Digests(OneServer):
     def setUp(self):
-        self.r = self.server.client(protocol=self.protocol)
-        self.r.flushall()
+        super().setUp()
         self.td = self.r.tdigest()
-
-    def tearDown(self):
-        self.r.close()
 
     def test_every_command(self):
         td = self.td

@@ -9,28 +9,14 @@ import unittest
 
 import redis
 
-from test_serve import Server, fields, text
+from test_serve import OneServer, fields, text
 from test_tdigest import raw
 
 
-class TopK:
-    protocol = 2
-
-    @classmethod
-    def setUpClass(cls):
-        cls.server = Server()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.close()
-
+class TopK(OneServer):
     def setUp(self):
-        self.r = self.server.client(protocol=self.protocol)
-        self.r.flushall()
+        super().setUp()
         self.tk = self.r.topk()
-
-    def tearDown(self):
-        self.r.close()
 
     def test_every_command(self):
         tk = self.tk

@@ -468,8 +468,10 @@ fn add_operands<I: AsRef<[u8]>>(
 fn bloom_params(meta: &Meta) -> Result<BloomParams> {
     match meta.params {
         Params::Bloom(params) => Ok(params),
-        Params::Cms(_) | Params::Cuckoo(_) | Params::TDigest(_) | Params::TopK(_) => {
-            Err(Error::WrongType)
-        }
+        Params::Cms(_)
+        | Params::Cuckoo(_)
+        | Params::TDigest(_)
+        | Params::TopK(_)
+        | Params::Ribbon(_) => Err(Error::WrongType),
     }
 }

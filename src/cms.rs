@@ -58,9 +58,11 @@ impl Layout {
                 params,
                 prefix: keys::version_prefix(ns, key, meta.version),
             }),
-            Params::Bloom(_) | Params::Cuckoo(_) | Params::TDigest(_) | Params::TopK(_) => {
-                Err(Error::WrongType)
-            }
+            Params::Bloom(_)
+            | Params::Cuckoo(_)
+            | Params::TDigest(_)
+            | Params::TopK(_)
+            | Params::Ribbon(_) => Err(Error::WrongType),
         }
     }
 

@@ -46,6 +46,14 @@ pub fn page_key(prefix: &[u8], sub: u16, page: u32) -> Vec<u8> {
     out
 }
 
+/// The prefix shared by every page of sub-filter `sub` of a key version.
+pub fn sub_prefix(prefix: &[u8], sub: u16) -> Vec<u8> {
+    let mut out = Vec::with_capacity(prefix.len() + 2);
+    out.extend_from_slice(prefix);
+    out.extend_from_slice(&sub.to_be_bytes());
+    out
+}
+
 /// The smallest key greater than every key starting with `prefix`, if any.
 pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
     let mut end = prefix.to_vec();

@@ -43,6 +43,7 @@ pub mod keys;
 mod locks;
 pub mod meta;
 mod operator;
+pub mod ribbon;
 pub use rocksketch_resp as resp;
 pub mod server;
 mod store;
@@ -52,9 +53,12 @@ pub mod topk;
 pub use bloom::{BloomFilter, BloomInfo};
 pub use cms::{Cms, CmsInfo};
 pub use cuckoo::{CuckooFilter, CuckooInfo, CuckooOptions};
-pub use error::{BloomError, CmsError, CuckooError, Error, Result, TDigestError, TopKError};
+pub use error::{
+    BloomError, CmsError, CuckooError, Error, Result, RibbonError, TDigestError, TopKError,
+};
 pub use meta::KeyType;
 pub use operator::{register_merge_operator, skipped_operands, MERGE_OPERATOR_NAME};
+pub use ribbon::{RibbonFilter, RibbonInfo};
 pub use store::{
     now_ms, ColumnFamilies, Namespace, Store, StoreOptions, INTERNAL_NS, META_CF, PAGES_CF,
 };

@@ -49,6 +49,8 @@ struct Inner {
     db: Arc<DB>,
     cfs: ColumnFamilies,
     locks: KeyLocks,
+    /// Held by a Ribbon build for its key, from start to end (see [`crate::ribbon`]).
+    builds: KeyLocks,
     cache: BoundedMap<Meta>,
     hints: BoundedMap<Arc<AtomicU64>>,
     last_version: AtomicU64,
@@ -125,6 +127,7 @@ impl Store {
                 db,
                 cfs,
                 locks: KeyLocks::default(),
+                builds: KeyLocks::default(),
                 cache: BoundedMap::new(options.meta_cache_entries),
                 hints: BoundedMap::new(options.meta_cache_entries.max(1)),
                 last_version: AtomicU64::new(0),
@@ -169,6 +172,11 @@ impl Store {
     /// The t-digest at `key` in namespace 0.
     pub fn tdigest(&self, key: impl AsRef<[u8]>) -> crate::TDigest {
         self.ns(0).tdigest(key)
+    }
+
+    /// The Ribbon filter at `key` in namespace 0.
+    pub fn ribbon(&self, key: impl AsRef<[u8]>) -> crate::RibbonFilter {
+        self.ns(0).ribbon(key)
     }
 
     /// The Top-K at `key` in namespace 0.
@@ -261,6 +269,11 @@ impl Store {
             key,
             held: self.inner.locks.shared(ns, key),
         }
+    }
+
+    /// Serializes the builds of a Ribbon filter. Taken before, never under, a key lock.
+    pub(crate) fn build_lock(&self, ns: u16, key: &[u8]) -> crate::locks::Held<'_> {
+        self.inner.builds.exclusive(ns, key)
     }
 
     /// The live metadata of a key, for an answer that reads nothing else of the key

@@ -10,12 +10,13 @@ use rocksketch_merge::bits::{BitDelta, BitPage};
 use rocksketch_merge::counter::{CounterDelta, CounterPage};
 use rocksketch_merge::cuckoo::{FpOps, FpPage};
 use rocksketch_merge::header::{begin_version, finish, Kind, VERSION_1, VERSION_2};
+use rocksketch_merge::ribbon::{Shard, StageOps, StagePage};
 use rocksketch_merge::tally::Tally;
 use rocksketch_merge::tdigest::Digest;
 use rocksketch_merge::topk::TopKPage;
 use rocksketch_merge::{full_merge, partial_merge, MAX_PAGE_BYTES};
 
-const KINDS: [Kind; 12] = [
+const KINDS: [Kind; 15] = [
     Kind::CounterPage,
     Kind::CounterDelta,
     Kind::TallyPage,
@@ -28,6 +29,9 @@ const KINDS: [Kind; 12] = [
     Kind::DigestOps,
     Kind::TopKPage,
     Kind::TopKOps,
+    Kind::StagePage,
+    Kind::StageOps,
+    Kind::RibbonPage,
 ];
 
 /// A payload in a valid frame: cuckoo kinds take format version 2 (12-bit
@@ -85,6 +89,19 @@ fuzz_target!(|data: &[u8]| {
         }
         if let Ok(top) = TopKPage::decode(value) {
             assert_eq!(&top.encode(), value);
+        }
+        if let Ok(page) = StagePage::decode(value) {
+            assert_eq!(&page.encode(), value);
+        }
+        if let Ok(ops) = StageOps::decode(value) {
+            assert_eq!(&ops.encode(), value);
+        }
+        if let Ok(shard) = Shard::decode(value) {
+            assert_eq!(&shard.encode(), value);
+            // A lookup of any hash in any shard that decodes stays in bounds.
+            for h in [0, u64::MAX, 0x9e37_79b9_7f4a_7c15, value.len() as u64] {
+                let _ = shard.contains(h);
+            }
         }
     }
     let refs: Vec<&[u8]> = operands.iter().map(Vec::as_slice).collect();

@@ -53,6 +53,12 @@ pub enum Kind {
     TopKPage = 0x0b,
     /// `(item, increment)` pairs for a Top-K page.
     TopKOps = 0x0c,
+    /// A Ribbon filter's staged hashes (see [`crate::ribbon`]).
+    StagePage = 0x0d,
+    /// Hashes to stage.
+    StageOps = 0x0e,
+    /// A solved Ribbon shard; written whole by a build, never merged into.
+    RibbonPage = 0x0f,
 }
 
 impl Kind {
@@ -71,6 +77,9 @@ impl Kind {
             0x0a => Ok(Kind::DigestOps),
             0x0b => Ok(Kind::TopKPage),
             0x0c => Ok(Kind::TopKOps),
+            0x0d => Ok(Kind::StagePage),
+            0x0e => Ok(Kind::StageOps),
+            0x0f => Ok(Kind::RibbonPage),
             other => Err(Error::UnknownKind(other)),
         }
     }
@@ -154,6 +163,18 @@ pub fn decode(bytes: &[u8]) -> Result<Framed<'_>> {
         version,
         payload,
     })
+}
+
+/// [`decode`] of a value that must be of `kind`.
+pub fn decode_as(bytes: &[u8], kind: Kind) -> Result<Framed<'_>> {
+    let framed = decode(bytes)?;
+    if framed.kind != kind {
+        return Err(Error::WrongKind {
+            expected: kind.tag(),
+            got: framed.kind.tag(),
+        });
+    }
+    Ok(framed)
 }
 
 /// Flags a merged value as lacking operands that did not decode (see the module docs).

@@ -19,6 +19,7 @@ pub mod hash;
 pub mod header;
 mod merge;
 pub mod page;
+pub mod ribbon;
 pub mod tally;
 pub mod tdigest;
 pub mod topk;

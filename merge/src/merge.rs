@@ -1,7 +1,7 @@
 //! The merge contract: one entry point for every kind, total and deterministic.
 
 use crate::header::{self, Kind};
-use crate::{bits, counter, cuckoo, tally, tdigest, topk};
+use crate::{bits, counter, cuckoo, ribbon, tally, tdigest, topk};
 
 /// The result of a full merge.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,7 +58,9 @@ fn merge_family(existing: Option<&[u8]>, operands: &[&[u8]]) -> Merged {
         Some(Kind::FpPage | Kind::FpOps) => cuckoo::full_merge(existing, operands),
         Some(Kind::DigestPage | Kind::DigestOps) => tdigest::ops::full_merge(existing, operands),
         Some(Kind::TopKPage | Kind::TopKOps) => topk::ops::full_merge(existing, operands),
-        None => Merged {
+        Some(Kind::StagePage | Kind::StageOps) => ribbon::full_merge(existing, operands),
+        // A solved shard takes no operands: any is skipped, and flags the page.
+        Some(Kind::RibbonPage) | None => Merged {
             value: existing.unwrap_or_default().to_vec(),
             skipped: operands.len(),
         },
@@ -82,11 +84,14 @@ where
         Kind::FpOps => cuckoo::partial_merge(&operands),
         Kind::DigestOps => tdigest::ops::partial_merge(&operands),
         Kind::TopKOps => topk::ops::partial_merge(&operands),
+        Kind::StageOps => ribbon::partial_merge(&operands),
         Kind::CounterPage
         | Kind::TallyPage
         | Kind::BitPage
         | Kind::FpPage
         | Kind::DigestPage
-        | Kind::TopKPage => None,
+        | Kind::TopKPage
+        | Kind::StagePage
+        | Kind::RibbonPage => None,
     }
 }

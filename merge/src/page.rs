@@ -6,6 +6,7 @@ use crate::counter::CounterPage;
 use crate::cuckoo::FpPage;
 use crate::error::{Error, Result};
 use crate::header::{self, Kind};
+use crate::ribbon::{Shard, StagePage};
 use crate::tally::Tally;
 use crate::tdigest::Digest;
 use crate::topk::TopKPage;
@@ -19,6 +20,8 @@ pub enum Page {
     Fp(FpPage),
     Digest(Digest),
     TopK(TopKPage),
+    Stage(StagePage),
+    Ribbon(Shard),
 }
 
 impl Page {
@@ -32,6 +35,8 @@ impl Page {
             Some(Ok(Kind::FpPage)) => FpPage::decode(bytes).map(Page::Fp),
             Some(Ok(Kind::DigestPage)) => Digest::decode(bytes).map(Page::Digest),
             Some(Ok(Kind::TopKPage)) => TopKPage::decode(bytes).map(Page::TopK),
+            Some(Ok(Kind::StagePage)) => StagePage::decode(bytes).map(Page::Stage),
+            Some(Ok(Kind::RibbonPage)) => Shard::decode(bytes).map(Page::Ribbon),
             Some(Ok(_)) => Err(Error::Invalid("an operand where a page was expected")),
             Some(Err(err)) => Err(err),
             None => Err(Error::Invalid("too short for a page header")),
@@ -49,6 +54,8 @@ impl Page {
             Page::Fp(page) => page.apply_operand(operand),
             Page::Digest(page) => page.apply_operand(operand),
             Page::TopK(page) => page.apply_operand(operand),
+            Page::Stage(page) => page.apply_operand(operand),
+            Page::Ribbon(_) => false,
         }
     }
 
@@ -76,6 +83,22 @@ impl Page {
         }
     }
 
+    /// The page, if it is a staging page.
+    pub fn as_stage(&self) -> Option<&StagePage> {
+        match self {
+            Page::Stage(page) => Some(page),
+            _ => None,
+        }
+    }
+
+    /// The page, if it is a solved Ribbon shard.
+    pub fn as_ribbon(&self) -> Option<&Shard> {
+        match self {
+            Page::Ribbon(page) => Some(page),
+            _ => None,
+        }
+    }
+
     /// The page, if it is a counter page.
     pub fn as_counter(&self) -> Option<&CounterPage> {
         match self {
@@ -93,6 +116,8 @@ impl Page {
             Page::Fp(page) => page.memory_bytes(),
             Page::Digest(page) => page.memory_bytes(),
             Page::TopK(page) => page.memory_bytes(),
+            Page::Stage(page) => page.hashes().len() * 8,
+            Page::Ribbon(page) => 16 + page.solution_bytes(),
         };
         header::HEADER_LEN + payload
     }
@@ -106,6 +131,8 @@ impl Page {
             Page::Fp(page) => page.encode(),
             Page::Digest(page) => page.encode(),
             Page::TopK(page) => page.encode(),
+            Page::Stage(page) => page.encode(),
+            Page::Ribbon(page) => page.encode(),
         }
     }
 }

@@ -31,9 +31,11 @@ impl Default for CuckooOptions {
 pub(super) fn cuckoo_params(meta: &Meta) -> Result<CuckooParams> {
     match meta.params {
         Params::Cuckoo(params) => Ok(params),
-        Params::Cms(_) | Params::Bloom(_) | Params::TDigest(_) | Params::TopK(_) => {
-            Err(Error::WrongType)
-        }
+        Params::Cms(_)
+        | Params::Bloom(_)
+        | Params::TDigest(_)
+        | Params::TopK(_)
+        | Params::Ribbon(_) => Err(Error::WrongType),
     }
 }
 

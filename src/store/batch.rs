@@ -78,6 +78,15 @@ impl Batch<'_> {
         Ok(())
     }
 
+    /// Deletes the pages in `[from, to)`, and drops cached pages under `cached` (which
+    /// must cover the range).
+    pub(crate) fn delete_page_range(&mut self, from: &[u8], to: &[u8], cached: &[u8]) {
+        self.inner.delete_range_cf(self.pages_cf, from, to);
+        if self.track {
+            self.dropped.push(cached.to_vec());
+        }
+    }
+
     /// Writes a metadata record.
     pub(crate) fn put_meta(&mut self, key: &[u8], value: &[u8]) {
         self.inner.put_cf(self.meta_cf, key, value);

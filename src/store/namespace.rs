@@ -43,6 +43,11 @@ impl Namespace {
         TDigest::new(self.store.clone(), self.ns, key.as_ref().to_vec())
     }
 
+    /// The Ribbon filter at `key` (it need not exist yet).
+    pub fn ribbon(&self, key: impl AsRef<[u8]>) -> crate::RibbonFilter {
+        crate::RibbonFilter::new(self.store.clone(), self.ns, key.as_ref().to_vec())
+    }
+
     /// The Top-K at `key` (it need not exist yet).
     pub fn topk(&self, key: impl AsRef<[u8]>) -> TopK {
         TopK::new(self.store.clone(), self.ns, key.as_ref().to_vec())

@@ -19,6 +19,30 @@ impl Store {
         what: &'static str,
         page_keys: &[Vec<u8>],
     ) -> Result<Vec<Option<Arc<Page>>>> {
+        self.read_pages_impl(key, what, page_keys, None)
+    }
+
+    /// [`Store::read_pages`] where a page never written reads (and is cached) as
+    /// `absent()`: right only for pages whose full merge starts from that page when
+    /// there is no stored value (Ribbon staging pages), so that lookups of pages that
+    /// were never written stay in memory too.
+    pub(crate) fn read_pages_or(
+        &self,
+        key: &[u8],
+        what: &'static str,
+        page_keys: &[Vec<u8>],
+        absent: impl Fn() -> Page,
+    ) -> Result<Vec<Option<Arc<Page>>>> {
+        self.read_pages_impl(key, what, page_keys, Some(&absent))
+    }
+
+    fn read_pages_impl(
+        &self,
+        key: &[u8],
+        what: &'static str,
+        page_keys: &[Vec<u8>],
+        absent: Option<&dyn Fn() -> Page>,
+    ) -> Result<Vec<Option<Arc<Page>>>> {
         let hot = &self.inner.hot;
         if !hot.enabled() {
             return self.read_pages_at(key, what, page_keys, &ReadOptions::default());
@@ -40,7 +64,7 @@ impl Store {
         let mut failure = None;
         for (miss, value) in misses.iter().zip(values) {
             let page = match value.map(|raw| Page::decode(&raw)) {
-                None => None,
+                None => absent.map(|make| Arc::new(make())),
                 Some(Ok(page)) => Some(Arc::new(page)),
                 Some(Err(source)) => {
                     failure.get_or_insert(Error::corrupt(key, what, source));

@@ -1,0 +1,280 @@
+//! Ribbon filters: items staged by blind merges, sealed by builds into static,
+//! solved generations (see [`rocksketch_merge::ribbon`] for the filter itself).
+//!
+//! Layout of a key version's pages:
+//! - staging pages: sub-filter [`STAGE_SUB`], page `epoch << 10 | h >> 54` ([`STAGE_BITS`]): a sorted set
+//!   of the staged hashes, grown by blind operands;
+//! - generation `g`'s shards: sub-filter `g`, page `h >> (64 - shard_bits[g])`: one
+//!   solved shard each, written whole by the build that made the generation;
+//! - the tally page: slot 0 counts adds ever staged.
+//!
+//! A lookup reads one staging page per unsealed epoch (one, but while a build runs) and
+//! one shard per generation, through the hot-page cache. See [`build`] for how a build
+//! seals staged items without stopping adds or lookups, and without losing any if the
+//! process dies part-way.
+
+mod build;
+mod dump;
+
+use crate::error::{Error, Result, RibbonError};
+use crate::keys::{self, TALLY_SUB};
+use crate::meta::{KeyType, Meta, Params, RibbonParams};
+use crate::store::{wrong_kind, KeyGuard, Store};
+use rocksketch_merge::ribbon::{item_hash, StageOps, StagePage};
+use rocksketch_merge::tally::Tally;
+use rocksketch_merge::Page;
+use std::sync::atomic::Ordering;
+
+/// The error rate of a filter that `RIBBON.ADD` creates.
+pub const DEFAULT_ERROR: f64 = 0.01;
+/// Staged adds a key may hold between builds (repeats count): far below what its
+/// staging pages can hold (`2^STAGE_BITS` × [`rocksketch_merge::ribbon::MAX_STAGED_PER_PAGE`]).
+pub const MAX_STAGED: u64 = 1 << 25;
+/// The sub-filter number of staging pages.
+pub(crate) const STAGE_SUB: u16 = 255;
+/// Staging pages per epoch are chosen by a hash's top `STAGE_BITS` bits.
+pub(crate) const STAGE_BITS: u32 = 10;
+
+/// `RIBBON.INFO`'s fields.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RibbonInfo {
+    pub error: f64,
+    /// Bits per result: `ceil(log2(1 / error))`.
+    pub result_bits: u8,
+    pub generations: u8,
+    /// Items sealed into generations.
+    pub built: u64,
+    /// Adds staged since the last build began (repeats count).
+    pub staged: u64,
+    /// Bytes of solved shard pages (headers included).
+    pub bytes: u64,
+}
+
+/// A handle on the Ribbon filter at one key. Creating the handle reads nothing.
+pub struct RibbonFilter {
+    store: Store,
+    ns: u16,
+    key: Vec<u8>,
+}
+
+impl RibbonFilter {
+    pub(crate) fn new(store: Store, ns: u16, key: Vec<u8>) -> RibbonFilter {
+        RibbonFilter { store, ns, key }
+    }
+
+    /// Creates a filter with false-positive rate `error` per generation (`RIBBON.RESERVE`).
+    ///
+    /// ```
+    /// # fn main() -> rocksketch::Result<()> {
+    /// let dir = tempfile::tempdir()?;
+    /// let store = rocksketch::Store::open(dir.path(), Default::default())?;
+    /// let seen = store.ribbon("seen");
+    /// seen.reserve(0.01)?;
+    /// seen.add(&[b"a".as_slice(), b"b"])?;
+    /// assert!(seen.exists(b"a")?); // staged: found exactly
+    /// assert_eq!(seen.build()?, 2);
+    /// assert!(seen.exists(b"b")? && !seen.exists(b"c")?);
+    /// # Ok(()) }
+    /// ```
+    pub fn reserve(&self, error: f64) -> Result<()> {
+        let params = validate(error)?;
+        let guard = self.store.lock(self.ns, &self.key);
+        if guard.meta()?.is_some() {
+            return Err(RibbonError::KeyExists.into());
+        }
+        self.create(&guard, params).map(|_| ())
+    }
+
+    /// Stages items (`RIBBON.ADD`), creating the filter at [`DEFAULT_ERROR`] if the key
+    /// is missing: one blind operand per staging page touched and a tally delta, in one
+    /// batch; nothing is read. Returns the number of items staged.
+    pub fn add<I: AsRef<[u8]>>(&self, items: &[I]) -> Result<u64> {
+        let shared = self.store.share(self.ns, &self.key);
+        let (_guard, meta) = match shared.typed_meta(KeyType::Ribbon)? {
+            Some(meta) => (shared, meta),
+            None => {
+                drop(shared);
+                let guard = self.store.lock(self.ns, &self.key);
+                let meta = match guard.typed_meta(KeyType::Ribbon)? {
+                    Some(meta) => meta,
+                    None => self.create(&guard, validate(DEFAULT_ERROR)?)?,
+                };
+                (guard, meta)
+            }
+        };
+        let params = ribbon_params(&meta)?;
+        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let n = items.len() as u64;
+        let hint = self.store.count_hint(&self.key, &prefix, 0)?;
+        let before = hint.fetch_add(n, Ordering::Relaxed);
+        if before.saturating_add(n).saturating_sub(params.adds_sealed) > MAX_STAGED {
+            hint.fetch_sub(n, Ordering::Relaxed);
+            return Err(RibbonError::TooManyStaged.into());
+        }
+        let mut hashes: Vec<u64> = items.iter().map(|i| item_hash(i.as_ref())).collect();
+        hashes.sort_unstable();
+        let mut batch = self.store.batch()?;
+        for group in hashes.chunk_by(|a, b| stage_page(*a) == stage_page(*b)) {
+            let ops = StageOps::new(group.to_vec())
+                .ok_or_else(|| Error::InvalidArgument("too many items in one call".to_owned()))?;
+            batch.merge_page(stage_key(&prefix, params.staging, group[0]), ops.encode());
+        }
+        batch.merge_page(
+            keys::page_key(&prefix, TALLY_SUB, 0),
+            Tally::new(vec![n]).encode_delta(),
+        );
+        if let Err(err) = self.store.write(batch) {
+            hint.fetch_sub(n, Ordering::Relaxed);
+            return Err(err);
+        }
+        Ok(n)
+    }
+
+    /// Whether the item may be in the filter (`RIBBON.EXISTS`): staged (exactly) or in
+    /// some generation (false positives at about `2^-r` per generation); false for a
+    /// missing key.
+    pub fn exists(&self, item: impl AsRef<[u8]>) -> Result<bool> {
+        Ok(self.mexists(&[item])?[0])
+    }
+
+    /// [`RibbonFilter::exists`] for many items (`RIBBON.MEXISTS`).
+    pub fn mexists<I: AsRef<[u8]>>(&self, items: &[I]) -> Result<Vec<bool>> {
+        let guard = self.store.share(self.ns, &self.key);
+        let Some(meta) = guard.typed_meta(KeyType::Ribbon)? else {
+            return Ok(vec![false; items.len()]);
+        };
+        let params = ribbon_params(&meta)?;
+        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let hashes: Vec<u64> = items.iter().map(|i| item_hash(i.as_ref())).collect();
+        let mut found = self.staged(&prefix, &params, &hashes)?;
+        let generations = params.generation_bits();
+        let unanswered: Vec<usize> = (0..hashes.len()).filter(|i| !found[*i]).collect();
+        let mut shard_keys = Vec::with_capacity(unanswered.len() * generations.len());
+        for i in &unanswered {
+            for (g, bits) in generations.iter().enumerate() {
+                let shard = shard_of(hashes[*i], *bits);
+                shard_keys.push(keys::page_key(&prefix, g as u16, shard));
+            }
+        }
+        let shards = self.store.read_pages(&self.key, SHARD, &shard_keys)?;
+        for (i, shards) in unanswered
+            .iter()
+            .zip(shards.chunks(generations.len().max(1)))
+        {
+            for shard in shards {
+                let shard = match shard.as_deref() {
+                    Some(Page::Ribbon(shard)) => shard,
+                    Some(_) => return Err(wrong_kind(&self.key, SHARD)),
+                    None => return Err(Error::corrupt(&self.key, SHARD, MISSING)),
+                };
+                if shard.contains(hashes[*i]) {
+                    found[*i] = true;
+                    break;
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    /// Per hash, whether it is staged in an epoch not yet sealed.
+    fn staged(&self, prefix: &[u8], params: &RibbonParams, hashes: &[u64]) -> Result<Vec<bool>> {
+        let epochs = params.sealed..=params.staging;
+        let page_keys: Vec<Vec<u8>> = hashes
+            .iter()
+            .flat_map(|h| epochs.clone().map(|e| stage_key(prefix, e, *h)))
+            .collect();
+        let empty = || Page::Stage(StagePage::default());
+        let pages = self
+            .store
+            .read_pages_or(&self.key, STAGED, &page_keys, empty)?;
+        let per_hash = epochs.count();
+        hashes
+            .iter()
+            .zip(pages.chunks(per_hash))
+            .map(|(h, pages)| {
+                pages.iter().flatten().try_fold(false, |found, page| {
+                    let staged = page
+                        .as_stage()
+                        .ok_or_else(|| wrong_kind(&self.key, STAGED))?;
+                    Ok(found || staged.contains(*h))
+                })
+            })
+            .collect()
+    }
+
+    /// `RIBBON.INFO`'s fields; `ERR not found` for a missing key.
+    pub fn info(&self) -> Result<RibbonInfo> {
+        let guard = self.store.share(self.ns, &self.key);
+        let (_, params, prefix) = self.existing(&guard)?;
+        let adds = self.store.read_tally(&self.key, &prefix)?.get(0);
+        Ok(RibbonInfo {
+            error: params.error,
+            result_bits: params.result_bits(),
+            generations: params.generations,
+            built: params.built,
+            staged: adds.saturating_sub(params.adds_sealed),
+            bytes: params.bytes,
+        })
+    }
+
+    /// The metadata, parameters and version prefix of the existing filter `guard`
+    /// locks; `ERR not found` for a missing key.
+    fn existing(&self, guard: &KeyGuard) -> Result<(Meta, RibbonParams, Vec<u8>)> {
+        let meta = guard
+            .typed_meta(KeyType::Ribbon)?
+            .ok_or(RibbonError::NotFound)?;
+        let params = ribbon_params(&meta)?;
+        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        Ok((meta, params, prefix))
+    }
+
+    fn create(&self, guard: &KeyGuard, params: RibbonParams) -> Result<Meta> {
+        let meta = Meta {
+            version: self.store.next_version(),
+            expire_at_ms: 0,
+            params: Params::Ribbon(params),
+        };
+        guard.put_meta(meta, self.store.batch()?)?;
+        Ok(meta)
+    }
+}
+
+const STAGED: &str = "a ribbon staging page";
+const SHARD: &str = "a ribbon shard";
+/// A generation's shard page that is not there: a build writes all of them at once.
+const MISSING: rocksketch_merge::Error =
+    rocksketch_merge::Error::Invalid("a shard page is missing");
+
+/// The parameters of a new filter at `error`, or the error for a bad rate.
+fn validate(error: f64) -> Result<RibbonParams> {
+    if !(error > 0.0 && error < 1.0) {
+        return Err(RibbonError::BadErrorRate.into());
+    }
+    RibbonParams::new(error).ok_or_else(|| RibbonError::ErrorRateRange.into())
+}
+
+fn ribbon_params(meta: &Meta) -> Result<RibbonParams> {
+    match meta.params {
+        Params::Ribbon(params) => Ok(params),
+        _ => Err(Error::WrongType),
+    }
+}
+
+/// The staging page (within an epoch) of hash `h`.
+fn stage_page(h: u64) -> u32 {
+    (h >> (64 - STAGE_BITS)) as u32
+}
+
+/// The key of the staging page of `h` in `epoch`.
+fn stage_key(prefix: &[u8], epoch: u32, h: u64) -> Vec<u8> {
+    keys::page_key(prefix, STAGE_SUB, (epoch << STAGE_BITS) | stage_page(h))
+}
+
+/// The shard of `h` in a generation of `2^bits` shards.
+fn shard_of(h: u64, bits: u8) -> u32 {
+    if bits == 0 {
+        0
+    } else {
+        (h >> (64 - u32::from(bits))) as u32
+    }
+}

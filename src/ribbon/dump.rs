@@ -1,0 +1,1 @@
+//! RIBBON.SCANDUMP / RIBBON.LOADCHUNK (to come).

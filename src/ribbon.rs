@@ -247,9 +247,6 @@ const MISSING: rocksketch_merge::Error =
 
 /// The parameters of a new filter at `error`, or the error for a bad rate.
 fn validate(error: f64) -> Result<RibbonParams> {
-    if !(error > 0.0 && error < 1.0) {
-        return Err(RibbonError::BadErrorRate.into());
-    }
     RibbonParams::new(error).ok_or_else(|| RibbonError::ErrorRateRange.into())
 }
 
@@ -261,17 +258,17 @@ fn ribbon_params(meta: &Meta) -> Result<RibbonParams> {
 }
 
 /// The staging page (within an epoch) of hash `h`.
-fn stage_page(h: u64) -> u32 {
+pub(crate) fn stage_page(h: u64) -> u32 {
     (h >> (64 - STAGE_BITS)) as u32
 }
 
 /// The key of the staging page of `h` in `epoch`.
-fn stage_key(prefix: &[u8], epoch: u32, h: u64) -> Vec<u8> {
+pub(crate) fn stage_key(prefix: &[u8], epoch: u32, h: u64) -> Vec<u8> {
     keys::page_key(prefix, STAGE_SUB, (epoch << STAGE_BITS) | stage_page(h))
 }
 
 /// The shard of `h` in a generation of `2^bits` shards.
-fn shard_of(h: u64, bits: u8) -> u32 {
+pub(crate) fn shard_of(h: u64, bits: u8) -> u32 {
     if bits == 0 {
         0
     } else {

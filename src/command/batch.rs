@@ -1,6 +1,6 @@
 //! Pipelined commands run together: consecutive `BF.ADD`, `BF.EXISTS`, `CF.ADD`,
-//! `CF.ADDNX`, `CF.EXISTS`, `CMS.INCRBY`, `CMS.QUERY`, `TDIGEST.ADD`, `TOPK.ADD` and
-//! `TOPK.INCRBY` on one key become one
+//! `CF.ADDNX`, `CF.EXISTS`, `CMS.INCRBY`, `CMS.QUERY`, `TDIGEST.ADD`, `TOPK.ADD`,
+//! `TOPK.INCRBY`, `RIBBON.ADD` and `RIBBON.EXISTS` on one key become one
 //! engine call (one lock, one read of the pages, one write batch; for `TDIGEST.ADD`, one
 //! operand) whose answers are split back per command. The replies are exactly those
 //! of running the commands one by one: the engine calls apply their items in order.
@@ -11,7 +11,7 @@ use crate::error::{CmsError, Error};
 use crate::store::Namespace;
 
 /// Commands that may run as one batch with their neighbours on the same key.
-const BATCHABLE: [&str; 10] = [
+const BATCHABLE: [&str; 12] = [
     "bf.add",
     "bf.exists",
     "cf.add",
@@ -22,6 +22,8 @@ const BATCHABLE: [&str; 10] = [
     "tdigest.add",
     "topk.add",
     "topk.incrby",
+    "ribbon.add",
+    "ribbon.exists",
 ];
 
 /// The batch a request may join: its lower-case command name and its key. `None` for
@@ -32,7 +34,9 @@ pub fn batch_key(args: &[Vec<u8>]) -> Option<(&'static str, &[u8])> {
         .into_iter()
         .find(|b| name.eq_ignore_ascii_case(b.as_bytes()))?;
     let arity_ok = match name {
-        "bf.add" | "bf.exists" | "cf.add" | "cf.addnx" | "cf.exists" => args.len() == 3,
+        "bf.add" | "bf.exists" | "cf.add" | "cf.addnx" | "cf.exists" | "ribbon.exists" => {
+            args.len() == 3
+        }
         "cms.incrby" | "topk.incrby" => args.len() >= 4 && args.len().is_multiple_of(2),
         _ => args.len() >= 3,
     };
@@ -75,13 +79,15 @@ pub fn execute_run(ns: &Namespace, run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
     }
     match name {
         "bf.add" => bf_add(ns, key, run),
-        "bf.exists" => bf_exists(ns, key, run),
+        "bf.exists" => exists_run(run, |items| ns.bloom(key).mexists(items)),
         "cf.add" => cf_add(ns, key, run),
         "cf.addnx" => cf_add_nx(ns, key, run),
-        "cf.exists" => cf_exists(ns, key, run),
+        "cf.exists" => exists_run(run, |items| ns.cuckoo(key).mexists(items)),
         "cms.incrby" => cms_incrby(ns, key, run),
         "tdigest.add" => tdigest_add(ns, key, run),
         "topk.add" | "topk.incrby" => topk_add(ns, key, run),
+        "ribbon.add" => ribbon_add(ns, key, run),
+        "ribbon.exists" => exists_run(run, |items| ns.ribbon(key).mexists(items)),
         _ => cms_query(ns, key, run),
     }
 }
@@ -113,11 +119,29 @@ fn rest_after(run: &[Vec<Vec<u8>>], done: usize) -> &[Vec<Vec<u8>>] {
     run.get(done + 1..).unwrap_or_default()
 }
 
-fn bf_exists(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
+/// A run of `*.EXISTS` (`key item` each) answered by one `mexists` of all the items.
+fn exists_run(
+    run: &[Vec<Vec<u8>>],
+    mexists: impl FnOnce(&[&[u8]]) -> crate::Result<Vec<bool>>,
+) -> Vec<Reply> {
     let items: Vec<&[u8]> = run.iter().map(|r| r[2].as_slice()).collect();
-    match ns.bloom(key).mexists(&items) {
+    match mexists(&items) {
         Ok(found) => found.into_iter().map(Reply::Bool).collect(),
         Err(err) => vec![Reply::from(&err); run.len()],
+    }
+}
+
+/// A run of `RIBBON.ADD`s: one blind staging of all their items. If it fails, each
+/// runs alone, so that one command's error is its own.
+fn ribbon_add(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
+    let items: Vec<&[u8]> = run
+        .iter()
+        .flat_map(|r| &r[2..])
+        .map(Vec::as_slice)
+        .collect();
+    match ns.ribbon(key).add(&items) {
+        Ok(_) => run.iter().map(|r| Reply::Int(r.len() as i64 - 2)).collect(),
+        Err(_) => run.iter().map(|r| execute(ns, r)).collect(),
     }
 }
 
@@ -136,14 +160,6 @@ fn cf_add(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
 fn cf_add_nx(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
     let items: Vec<&[u8]> = run.iter().map(|r| r[2].as_slice()).collect();
     answered_adds(ns, run, ns.cuckoo(key).add_nx_many(&items))
-}
-
-fn cf_exists(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {
-    let items: Vec<&[u8]> = run.iter().map(|r| r[2].as_slice()).collect();
-    match ns.cuckoo(key).mexists(&items) {
-        Ok(found) => found.into_iter().map(Reply::Bool).collect(),
-        Err(err) => vec![Reply::from(&err); run.len()],
-    }
 }
 
 fn cms_query(ns: &Namespace, key: &[u8], run: &[Vec<Vec<u8>>]) -> Vec<Reply> {

@@ -7,6 +7,7 @@ mod bloom;
 mod cms;
 mod cuckoo;
 pub mod parse;
+mod ribbon;
 mod tdigest;
 mod topk;
 
@@ -34,6 +35,7 @@ pub fn execute(ns: &Namespace, args: &[Vec<u8>]) -> Reply {
         .or_else(|| cuckoo::handler(&lower))
         .or_else(|| tdigest::handler(&lower))
         .or_else(|| topk::handler(&lower))
+        .or_else(|| ribbon::handler(&lower))
     {
         Some(handler) => reply(handler(ns, args)),
         None => unknown_command(args),

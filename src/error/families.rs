@@ -318,7 +318,7 @@ impl RibbonError {
             RibbonError::KeyExists => "ERR item exists",
             RibbonError::BadErrorRate => "ERR bad error rate",
             RibbonError::ErrorRateRange => {
-                "ERR error rate must be in the range [2^-32, 1) (at most 32 result bits)"
+                "ERR error rate must be in the range [2.3283064365386963e-10, 1) (2^-32: at most 32 result bits)"
             }
             RibbonError::TooManyGenerations => {
                 "ERR too many generations: a ribbon filter holds at most 32 builds"

@@ -135,6 +135,14 @@ pub(super) const COMMANDS: &[Spec] = &[
     spec("topk.count", -3, READ, KEY1),
     spec("topk.list", -2, READ, KEY1),
     spec("topk.info", 2, READ, KEY1),
+    spec("ribbon.reserve", 3, WRITE, KEY1),
+    spec("ribbon.add", -3, WRITE, KEY1),
+    spec("ribbon.build", 2, WRITE, KEY1),
+    spec("ribbon.exists", 3, READ, KEY1),
+    spec("ribbon.mexists", -3, READ, KEY1),
+    spec("ribbon.info", -2, READ, KEY1),
+    spec("ribbon.scandump", 3, READ, KEY1),
+    spec("ribbon.loadchunk", 4, WRITE, KEY1),
 ];
 
 pub(super) fn lookup(name: &str) -> Option<&'static Spec> {

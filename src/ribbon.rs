@@ -23,7 +23,9 @@ use crate::store::{wrong_kind, KeyGuard, Store};
 use rocksketch_merge::ribbon::{item_hash, StageOps, StagePage};
 use rocksketch_merge::tally::Tally;
 use rocksketch_merge::Page;
+use std::collections::HashMap;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 /// The error rate of a filter that `RIBBON.ADD` creates.
 pub const DEFAULT_ERROR: f64 = 0.01;
@@ -146,60 +148,77 @@ impl RibbonFilter {
         let params = ribbon_params(&meta)?;
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
         let hashes: Vec<u64> = items.iter().map(|i| item_hash(i.as_ref())).collect();
-        let mut found = self.staged(&prefix, &params, &hashes)?;
+        let epochs = params.sealed..=params.staging;
         let generations = params.generation_bits();
-        let unanswered: Vec<usize> = (0..hashes.len()).filter(|i| !found[*i]).collect();
-        let mut shard_keys = Vec::with_capacity(unanswered.len() * generations.len());
-        for i in &unanswered {
-            for (g, bits) in generations.iter().enumerate() {
-                let shard = shard_of(hashes[*i], *bits);
-                shard_keys.push(keys::page_key(&prefix, g as u16, shard));
+        let staged_at = |e: u32, h: u64| (STAGE_SUB, stage_page_number(e, h));
+        let staged = self.read_set(
+            &prefix,
+            hashes
+                .iter()
+                .flat_map(|h| epochs.clone().map(move |e| staged_at(e, *h))),
+            true,
+        )?;
+        let shard_at = |g: usize, bits: u8, h: u64| (g as u16, shard_of(h, bits));
+        let shards = self.read_set(
+            &prefix,
+            hashes.iter().flat_map(|h| {
+                let at = move |(g, bits): (usize, &u8)| shard_at(g, *bits, *h);
+                generations.iter().enumerate().map(at)
+            }),
+            false,
+        )?;
+        let mut found = Vec::with_capacity(hashes.len());
+        for h in &hashes {
+            let mut hit = false;
+            for e in epochs.clone() {
+                if let Some(page) = staged.get(&staged_at(e, *h)) {
+                    let page = page.as_stage().ok_or_else(|| wrong_kind(&self.key, STAGED))?;
+                    hit |= page.contains(*h);
+                }
             }
-        }
-        let shards = self.store.read_pages(&self.key, SHARD, &shard_keys)?;
-        for (i, shards) in unanswered
-            .iter()
-            .zip(shards.chunks(generations.len().max(1)))
-        {
-            for shard in shards {
-                let shard = match shard.as_deref() {
+            for (g, bits) in generations.iter().enumerate() {
+                if hit {
+                    break;
+                }
+                let shard = match shards.get(&shard_at(g, *bits, *h)).map(|p| &**p) {
                     Some(Page::Ribbon(shard)) => shard,
                     Some(_) => return Err(wrong_kind(&self.key, SHARD)),
                     None => return Err(Error::corrupt(&self.key, SHARD, MISSING)),
                 };
-                if shard.contains(hashes[*i]) {
-                    found[*i] = true;
-                    break;
-                }
+                hit = shard.contains(*h);
             }
+            found.push(hit);
         }
         Ok(found)
     }
 
-    /// Per hash, whether it is staged in an epoch not yet sealed.
-    fn staged(&self, prefix: &[u8], params: &RibbonParams, hashes: &[u64]) -> Result<Vec<bool>> {
-        let epochs = params.sealed..=params.staging;
-        let page_keys: Vec<Vec<u8>> = hashes
+    /// The pages `(sub, page)` of the key version `prefix`, each read once (through
+    /// the hot-page cache); staging pages never written read as empty, other pages
+    /// never written are left out.
+    fn read_set(
+        &self,
+        prefix: &[u8],
+        wanted: impl Iterator<Item = (u16, u32)>,
+        staging: bool,
+    ) -> Result<HashMap<(u16, u32), Arc<Page>>> {
+        let mut wanted: Vec<(u16, u32)> = wanted.collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let page_keys: Vec<Vec<u8>> = wanted
             .iter()
-            .flat_map(|h| epochs.clone().map(|e| stage_key(prefix, e, *h)))
+            .map(|(sub, page)| keys::page_key(prefix, *sub, *page))
             .collect();
-        let empty = || Page::Stage(StagePage::default());
-        let pages = self
-            .store
-            .read_pages_or(&self.key, STAGED, &page_keys, empty)?;
-        let per_hash = epochs.count();
-        hashes
-            .iter()
-            .zip(pages.chunks(per_hash))
-            .map(|(h, pages)| {
-                pages.iter().flatten().try_fold(false, |found, page| {
-                    let staged = page
-                        .as_stage()
-                        .ok_or_else(|| wrong_kind(&self.key, STAGED))?;
-                    Ok(found || staged.contains(*h))
-                })
-            })
-            .collect()
+        let pages = match staging {
+            true => self.store.read_pages_or(&self.key, STAGED, &page_keys, || {
+                Page::Stage(StagePage::default())
+            })?,
+            false => self.store.read_pages(&self.key, SHARD, &page_keys)?,
+        };
+        Ok(wanted
+            .into_iter()
+            .zip(pages)
+            .filter_map(|(at, page)| Some((at, page?)))
+            .collect())
     }
 
     /// `RIBBON.INFO`'s fields; `ERR not found` for a missing key.
@@ -262,9 +281,14 @@ pub(crate) fn stage_page(h: u64) -> u32 {
     (h >> (64 - STAGE_BITS)) as u32
 }
 
+/// The page number of the staging page of `h` in `epoch`.
+fn stage_page_number(epoch: u32, h: u64) -> u32 {
+    (epoch << STAGE_BITS) | stage_page(h)
+}
+
 /// The key of the staging page of `h` in `epoch`.
 pub(crate) fn stage_key(prefix: &[u8], epoch: u32, h: u64) -> Vec<u8> {
-    keys::page_key(prefix, STAGE_SUB, (epoch << STAGE_BITS) | stage_page(h))
+    keys::page_key(prefix, STAGE_SUB, stage_page_number(epoch, h))
 }
 
 /// The shard of `h` in a generation of `2^bits` shards.

@@ -172,7 +172,9 @@ impl RibbonFilter {
             let mut hit = false;
             for e in epochs.clone() {
                 if let Some(page) = staged.get(&staged_at(e, *h)) {
-                    let page = page.as_stage().ok_or_else(|| wrong_kind(&self.key, STAGED))?;
+                    let page = page
+                        .as_stage()
+                        .ok_or_else(|| wrong_kind(&self.key, STAGED))?;
                     hit |= page.contains(*h);
                 }
             }
@@ -209,9 +211,11 @@ impl RibbonFilter {
             .map(|(sub, page)| keys::page_key(prefix, *sub, *page))
             .collect();
         let pages = match staging {
-            true => self.store.read_pages_or(&self.key, STAGED, &page_keys, || {
-                Page::Stage(StagePage::default())
-            })?,
+            true => self
+                .store
+                .read_pages_or(&self.key, STAGED, &page_keys, || {
+                    Page::Stage(StagePage::default())
+                })?,
             false => self.store.read_pages(&self.key, SHARD, &page_keys)?,
         };
         Ok(wanted

@@ -57,7 +57,16 @@ fn a_million_items_no_false_negatives_and_the_bound_holds() {
     // deviations above the expected count cannot flake.
     let fp = present(&t, 0..ABSENT, "out") as f64;
     let expected = 2.0 * ABSENT as f64 / 128.0;
-    assert!(fp <= expected + 6.0 * expected.sqrt(), "{fp} false positives");
-    assert!(fp >= expected - 6.0 * expected.sqrt(), "{fp}: suspiciously few");
-    println!("{bits:.3} bits per item, FPR {:.5} over 2 generations", fp / ABSENT as f64);
+    assert!(
+        fp <= expected + 6.0 * expected.sqrt(),
+        "{fp} false positives"
+    );
+    assert!(
+        fp >= expected - 6.0 * expected.sqrt(),
+        "{fp}: suspiciously few"
+    );
+    println!(
+        "{bits:.3} bits per item, FPR {:.5} over 2 generations",
+        fp / ABSENT as f64
+    );
 }

@@ -82,7 +82,10 @@ fn kills_during_builds() {
         }
         let info = r.info().unwrap();
         let finished = info.generations == 1;
-        assert!(!built || finished, "cycle {cycle}: an acknowledged build is missing");
+        assert!(
+            !built || finished,
+            "cycle {cycle}: an acknowledged build is missing"
+        );
         // Whatever the kill left staged, the next build seals; nothing is lost.
         let sealed = r.build().unwrap();
         let info = r.info().unwrap();
@@ -96,6 +99,9 @@ fn kills_during_builds() {
     }
     // The kills landed both before and after a build finished.
     assert!(outcomes.iter().any(|(_, f)| *f), "{outcomes:?}");
-    assert!(outcomes.iter().any(|(a, f)| !*f && *a == BATCHES), "{outcomes:?}");
+    assert!(
+        outcomes.iter().any(|(a, f)| !*f && *a == BATCHES),
+        "{outcomes:?}"
+    );
     println!("{outcomes:?}");
 }

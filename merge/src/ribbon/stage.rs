@@ -100,13 +100,26 @@ impl StageOps {
     }
 }
 
-/// The sorted union of a sorted, distinct `base` and any `more`.
+/// The sorted union of a sorted, distinct `base` and any `more`: `more` is sorted, then
+/// the two are merged in one pass (linear in the page, as adds to a large page must be).
 fn union(base: &[u64], more: &[u64]) -> Vec<u64> {
+    let mut more = more.to_vec();
+    more.sort_unstable();
     let mut out = Vec::with_capacity(base.len() + more.len());
-    out.extend_from_slice(base);
-    out.extend_from_slice(more);
-    out.sort_unstable();
-    out.dedup();
+    let (mut a, mut b) = (base.iter().peekable(), more.iter().peekable());
+    loop {
+        let next = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) if x <= y => a.next(),
+            (Some(_), Some(_)) | (None, Some(_)) => b.next(),
+            (Some(_), None) => a.next(),
+            (None, None) => break,
+        };
+        if let Some(h) = next {
+            if out.last() != Some(h) {
+                out.push(*h);
+            }
+        }
+    }
     out
 }
 
@@ -152,6 +165,5 @@ pub fn partial_merge(operands: &[&[u8]]) -> Option<Vec<u8>> {
             return None;
         }
     }
-    let merged = union(&[], &all);
-    StageOps::new(merged).map(|ops| ops.encode())
+    StageOps::new(union(&[], &all)).map(|ops| ops.encode())
 }

@@ -38,9 +38,10 @@ pub fn run(argv: &[String]) -> Result<(), String> {
         Some("cf-exists") => crate::bench_cuckoo::cf_exists(&args),
         Some("tdigest-add") => crate::bench_tdigest::tdigest_add(&args),
         Some("topk-add") => crate::bench_topk::topk_add(&args),
+        Some("ribbon") => crate::bench_ribbon::ribbon(&args),
         other => Err(format!(
             "unknown benchmark {other:?}; known: cms-incrby, bf-add, bf-exists, cf-add, \
-             cf-exists, tdigest-add, topk-add"
+             cf-exists, tdigest-add, topk-add, ribbon"
         )),
     }
 }

@@ -10,6 +10,7 @@ mod args;
 mod bench;
 mod bench_bloom;
 mod bench_cuckoo;
+mod bench_ribbon;
 mod bench_tdigest;
 mod bench_topk;
 mod demo;
@@ -52,7 +53,11 @@ const USAGE: &str = "usage:
       before and after compaction, and rank error at q = 0.5 .. 0.999
   rocksketch bench topk-add [--n N] [--batch B] [--accuracy-n M] [--dir DIR] [--json]
       TOPK adds blind, with replies, as read-modify-write and as raw puts (B items per
-      add), and recall of the true top 100 on M-item Zipf(1.1) and Zipf(0.8) streams";
+      add), and recall of the true top 100 on M-item Zipf(1.1) and Zipf(0.8) streams
+  rocksketch bench ribbon [--n N] [--absent M] [--queries Q] [--dir DIR] [--json]
+      a Ribbon filter of N items at error 1/128 against a Bloom filter at the FPR it
+      measured: bits per item on disk, FPR over M absent items, build and solve
+      throughput, exists latency";
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();

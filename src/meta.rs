@@ -21,7 +21,7 @@ mod params;
 mod ribbon;
 
 pub use params::{BloomParams, CuckooParams, TDigestParams};
-pub use ribbon::{RibbonParams, MAX_EPOCHS, MAX_GENERATIONS, MAX_SHARD_BITS};
+pub use ribbon::{RibbonParams, MAX_EPOCHS, MAX_GENERATIONS};
 
 use rocksketch_merge::bytes::{le_u32, le_u64};
 use rocksketch_merge::Error as CodecError;

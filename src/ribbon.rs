@@ -4,7 +4,7 @@
 //! Layout of a key version's pages:
 //! - staging pages: sub-filter [`STAGE_SUB`], page `epoch << 10 | h >> 54` ([`STAGE_BITS`]): a sorted set
 //!   of the staged hashes, grown by blind operands;
-//! - generation `g`'s shards: sub-filter `g`, page `h >> (64 - shard_bits[g])`: one
+//! - generation `g`'s shards: sub-filter `g`, page `h × shards[g] / 2^64`: one
 //!   solved shard each, written whole by the build that made the generation;
 //! - the tally page: slot 0 counts adds ever staged.
 //!
@@ -149,7 +149,7 @@ impl RibbonFilter {
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
         let hashes: Vec<u64> = items.iter().map(|i| item_hash(i.as_ref())).collect();
         let epochs = params.sealed..=params.staging;
-        let generations = params.generation_bits();
+        let generations = params.generation_shards();
         let staged_at = |e: u32, h: u64| (STAGE_SUB, stage_page_number(e, h));
         let staged = self.read_set(
             &prefix,
@@ -158,11 +158,11 @@ impl RibbonFilter {
                 .flat_map(|h| epochs.clone().map(move |e| staged_at(e, *h))),
             true,
         )?;
-        let shard_at = |g: usize, bits: u8, h: u64| (g as u16, shard_of(h, bits));
+        let shard_at = |g: usize, shards: u16, h: u64| (g as u16, shard_of(h, shards));
         let shards = self.read_set(
             &prefix,
             hashes.iter().flat_map(|h| {
-                let at = move |(g, bits): (usize, &u8)| shard_at(g, *bits, *h);
+                let at = move |(g, shards): (usize, &u16)| shard_at(g, *shards, *h);
                 generations.iter().enumerate().map(at)
             }),
             false,
@@ -178,11 +178,11 @@ impl RibbonFilter {
                     hit |= page.contains(*h);
                 }
             }
-            for (g, bits) in generations.iter().enumerate() {
+            for (g, count) in generations.iter().enumerate() {
                 if hit {
                     break;
                 }
-                let shard = match shards.get(&shard_at(g, *bits, *h)).map(|p| &**p) {
+                let shard = match shards.get(&shard_at(g, *count, *h)).map(|p| &**p) {
                     Some(Page::Ribbon(shard)) => shard,
                     Some(_) => return Err(wrong_kind(&self.key, SHARD)),
                     None => return Err(Error::corrupt(&self.key, SHARD, MISSING)),
@@ -295,11 +295,8 @@ pub(crate) fn stage_key(prefix: &[u8], epoch: u32, h: u64) -> Vec<u8> {
     keys::page_key(prefix, STAGE_SUB, stage_page_number(epoch, h))
 }
 
-/// The shard of `h` in a generation of `2^bits` shards.
-pub(crate) fn shard_of(h: u64, bits: u8) -> u32 {
-    if bits == 0 {
-        0
-    } else {
-        (h >> (64 - u32::from(bits))) as u32
-    }
+/// The shard of `h` in a generation of `shards` shards: ranges of the hash, in order, so
+/// that sorted hashes cut into shards at a few points.
+pub(crate) fn shard_of(h: u64, shards: u16) -> u32 {
+    ((u128::from(h) * u128::from(shards)) >> 64) as u32
 }

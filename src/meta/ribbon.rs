@@ -2,12 +2,12 @@
 //! staging stands.
 //!
 //! ```text
-//! Ribbon params, 41 + generations bytes: error f64 LE | staging u32 LE | sealed u32 LE |
-//!   adds_sealed u64 LE | built u64 LE | bytes u64 LE | generations u8 |
-//!   shard_bits u8 × generations
+//! Ribbon params, 41 + 2 × generations bytes: error f64 LE | staging u32 LE |
+//!   sealed u32 LE | adds_sealed u64 LE | built u64 LE | bytes u64 LE | generations u8 |
+//!   shards u16 LE × generations
 //! ```
 
-use rocksketch_merge::bytes::{le_u32, le_u64};
+use rocksketch_merge::bytes::{le_u16, le_u32, le_u64};
 use rocksketch_merge::ribbon::result_bits;
 use rocksketch_merge::Error as CodecError;
 
@@ -17,8 +17,7 @@ pub const MAX_GENERATIONS: usize = 32;
 /// Staging epochs a key may go through (builds, finished or not): the epoch is the top
 /// 22 bits of a staging page's number.
 pub const MAX_EPOCHS: u32 = (1 << 22) - 1;
-/// The most shards a generation has: `2^MAX_SHARD_BITS`.
-pub const MAX_SHARD_BITS: u8 = 20;
+
 const FIXED_LEN: usize = 41;
 
 /// Parameters of a Ribbon filter. Items are staged into epoch `staging`; epochs
@@ -42,8 +41,8 @@ pub struct RibbonParams {
     pub bytes: u64,
     /// Generations built.
     pub generations: u8,
-    /// Per generation, `log2` of its number of shards.
-    pub shard_bits: [u8; MAX_GENERATIONS],
+    /// Per generation, its number of shards (at least 1).
+    pub shards: [u16; MAX_GENERATIONS],
 }
 
 impl RibbonParams {
@@ -59,7 +58,7 @@ impl RibbonParams {
             built: 0,
             bytes: 0,
             generations: 0,
-            shard_bits: [0; MAX_GENERATIONS],
+            shards: [0; MAX_GENERATIONS],
         })
     }
 
@@ -68,9 +67,9 @@ impl RibbonParams {
         result_bits(self.error).unwrap_or(1)
     }
 
-    /// The shard bits of each generation built.
-    pub fn generation_bits(&self) -> &[u8] {
-        self.shard_bits
+    /// The number of shards of each generation built.
+    pub fn generation_shards(&self) -> &[u16] {
+        self.shards
             .get(..usize::from(self.generations))
             .unwrap_or_default()
     }
@@ -84,7 +83,9 @@ impl RibbonParams {
         out.extend_from_slice(&self.built.to_le_bytes());
         out.extend_from_slice(&self.bytes.to_le_bytes());
         out.push(self.generations);
-        out.extend_from_slice(self.generation_bits());
+        for shards in self.generation_shards() {
+            out.extend_from_slice(&shards.to_le_bytes());
+        }
     }
 
     /// Decodes and checks the encoding (all of `bytes`).
@@ -94,12 +95,14 @@ impl RibbonParams {
             have: bytes.len(),
         })?;
         if usize::from(generations) > MAX_GENERATIONS
-            || bytes.len() != FIXED_LEN + usize::from(generations)
+            || bytes.len() != FIXED_LEN + 2 * usize::from(generations)
         {
             return Err(CodecError::Invalid("ribbon parameters of the wrong size"));
         }
-        let mut shard_bits = [0; MAX_GENERATIONS];
-        shard_bits[..usize::from(generations)].copy_from_slice(&bytes[FIXED_LEN..]);
+        let mut shards = [0; MAX_GENERATIONS];
+        for (g, count) in shards.iter_mut().take(usize::from(generations)).enumerate() {
+            *count = le_u16(bytes, FIXED_LEN + 2 * g)?;
+        }
         let p = RibbonParams {
             error: f64::from_bits(le_u64(bytes, 0)?),
             staging: le_u32(bytes, 8)?,
@@ -108,12 +111,12 @@ impl RibbonParams {
             built: le_u64(bytes, 24)?,
             bytes: le_u64(bytes, 32)?,
             generations,
-            shard_bits,
+            shards,
         };
         let valid = result_bits(p.error).is_some()
             && p.sealed <= p.staging
             && p.staging <= MAX_EPOCHS
-            && p.generation_bits().iter().all(|b| *b <= MAX_SHARD_BITS);
+            && p.generation_shards().iter().all(|n| *n > 0);
         if !valid {
             return Err(CodecError::Invalid("ribbon parameters out of range"));
         }
@@ -129,14 +132,14 @@ mod tests {
     fn round_trip_and_checks() {
         let mut p = RibbonParams::new(0.01).unwrap();
         p.generations = 2;
-        p.shard_bits[..2].copy_from_slice(&[3, 0]);
+        p.shards[..2].copy_from_slice(&[3, 1]);
         p.staging = 5;
         p.sealed = 4;
         p.built = 123;
         p.adds_sealed = 130;
         let mut bytes = Vec::new();
         p.encode_into(&mut bytes);
-        assert_eq!(bytes.len(), FIXED_LEN + 2);
+        assert_eq!(bytes.len(), FIXED_LEN + 4);
         assert_eq!(RibbonParams::decode(&bytes), Ok(p));
         assert!(RibbonParams::decode(&bytes[..bytes.len() - 1]).is_err());
         let mut bad = p;

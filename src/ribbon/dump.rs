@@ -43,8 +43,8 @@ impl RibbonFilter {
             return Err(RibbonError::DumpChanged.into());
         }
         let mut pages = vec![0u32; usize::from(STAGE_SUB) + 1];
-        for (g, bits) in params.generation_bits().iter().enumerate() {
-            pages[g] = 1 << bits;
+        for (g, shards) in params.generation_shards().iter().enumerate() {
+            pages[g] = u32::from(*shards);
         }
         pages[usize::from(STAGE_SUB)] = u32::MAX;
         let Some(stored) = chunk::next_stored_page(&self.store, &prefix, &pages, at.position)?
@@ -122,9 +122,9 @@ impl RibbonFilter {
             }
             return Ok(());
         } else {
-            let bits = *params.generation_bits().get(sub as usize).ok_or_else(bad)?;
+            let shards = *params.generation_shards().get(sub as usize).ok_or_else(bad)?;
             let shard = Shard::decode(value).map_err(|_| bad())?;
-            if shard.result_bits() != params.result_bits() || u64::from(page) >= 1u64 << bits {
+            if shard.result_bits() != params.result_bits() || page >= u32::from(shards) {
                 return Err(bad());
             }
             batch.put_page(keys::page_key(&prefix, sub as u16, page), value);

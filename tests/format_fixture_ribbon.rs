@@ -47,9 +47,15 @@ fn answers(store: &Store) -> (Vec<bool>, String) {
 fn the_fixture_reads_like_a_fresh_store() {
     let fixture = common::Fixture::open(&fixture(), phase);
     let got = fixture.answers(answers);
-    assert!(got.0[..60_000].iter().all(|f| *f), "a built or staged item reads absent");
+    assert!(
+        got.0[..60_000].iter().all(|f| *f),
+        "a built or staged item reads absent"
+    );
     let info = fixture.old.ribbon("rb").info().unwrap();
-    assert_eq!((info.generations, info.built, info.staged), (2, 40_000, 20_000));
+    assert_eq!(
+        (info.generations, info.built, info.staged),
+        (2, 40_000, 20_000)
+    );
     fixture.compacts_to(&got, answers);
     // The staged items still build, into shards that answer as before.
     assert_eq!(fixture.old.ribbon("rb").build().unwrap(), 20_000);

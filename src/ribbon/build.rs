@@ -17,9 +17,7 @@
 use super::{ribbon_params, shard_of, RibbonFilter, STAGED, STAGE_BITS, STAGE_SUB};
 use crate::error::{Error, Result, RibbonError};
 use crate::keys;
-use crate::meta::{
-    KeyType, Meta, Params, RibbonParams, MAX_EPOCHS, MAX_GENERATIONS,
-};
+use crate::meta::{KeyType, Meta, Params, RibbonParams, MAX_EPOCHS, MAX_GENERATIONS};
 use rocksdb::ReadOptions;
 use rocksketch_merge::ribbon::{solve, StagePage};
 

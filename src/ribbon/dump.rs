@@ -122,7 +122,10 @@ impl RibbonFilter {
             }
             return Ok(());
         } else {
-            let shards = *params.generation_shards().get(sub as usize).ok_or_else(bad)?;
+            let shards = *params
+                .generation_shards()
+                .get(sub as usize)
+                .ok_or_else(bad)?;
             let shard = Shard::decode(value).map_err(|_| bad())?;
             if shard.result_bits() != params.result_bits() || page >= u32::from(shards) {
                 return Err(bad());

@@ -148,6 +148,25 @@ pub fn full_merge(existing: Option<&[u8]>, operands: &[&[u8]]) -> Merged {
         Some(Ok(page)) => page,
         Some(Err(_)) => return Merged::unchanged(existing.unwrap_or_default(), operands.len()),
     };
+    // All operands at once (one sort of their hashes, one pass over the page) when they
+    // decode and fit; else one by one, skipping those that do not, as `apply` does.
+    let decoded: Option<Vec<StageOps>> = operands
+        .iter()
+        .map(|op| StageOps::decode(op).ok())
+        .collect();
+    if let Some(decoded) = decoded {
+        let all: Vec<u64> = decoded
+            .iter()
+            .flat_map(|ops| ops.hashes.iter().copied())
+            .collect();
+        if page.hashes.len() + all.len() <= MAX_STAGED_PER_PAGE {
+            page.hashes = union(&page.hashes, &all);
+            return Merged {
+                value: page.encode(),
+                skipped: 0,
+            };
+        }
+    }
     let skipped = operands.iter().filter(|op| !page.apply_operand(op)).count();
     Merged {
         value: page.encode(),

@@ -21,20 +21,20 @@ fn phase(store: &Store, n: u32) {
     if n == 0 {
         r.reserve(0.001).unwrap();
     }
-    let items: Vec<String> = (0..20_000).map(|i| format!("r{n}-{i}")).collect();
-    for chunk in items.chunks(700) {
+    let items: Vec<String> = (0..4_000).map(|i| format!("r{n}-{i}")).collect();
+    for chunk in items.chunks(300) {
         r.add(chunk).unwrap();
     }
     // Two generations; the last phase's items stay staged.
     if n < 2 {
-        assert_eq!(r.build().unwrap(), 20_000);
+        assert_eq!(r.build().unwrap(), 4_000);
     }
 }
 
 fn answers(store: &Store) -> (Vec<bool>, String) {
     let probes: Vec<String> = (0..3)
-        .flat_map(|n| (0..20_000).map(move |i| format!("r{n}-{i}")))
-        .chain((0..20_000).map(|i| format!("x{i}")))
+        .flat_map(|n| (0..4_000).map(move |i| format!("r{n}-{i}")))
+        .chain((0..4_000).map(|i| format!("x{i}")))
         .collect();
     let r = store.ribbon("rb");
     (
@@ -48,18 +48,18 @@ fn the_fixture_reads_like_a_fresh_store() {
     let fixture = common::Fixture::open(&fixture(), phase);
     let got = fixture.answers(answers);
     assert!(
-        got.0[..60_000].iter().all(|f| *f),
+        got.0[..12_000].iter().all(|f| *f),
         "a built or staged item reads absent"
     );
     let info = fixture.old.ribbon("rb").info().unwrap();
     assert_eq!(
         (info.generations, info.built, info.staged),
-        (2, 40_000, 20_000)
+        (2, 8_000, 4_000)
     );
     fixture.compacts_to(&got, answers);
     // The staged items still build, into shards that answer as before.
-    assert_eq!(fixture.old.ribbon("rb").build().unwrap(), 20_000);
-    assert!(answers(&fixture.old).0[..60_000].iter().all(|f| *f));
+    assert_eq!(fixture.old.ribbon("rb").build().unwrap(), 4_000);
+    assert!(answers(&fixture.old).0[..12_000].iter().all(|f| *f));
 }
 
 #[test]

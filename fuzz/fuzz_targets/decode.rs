@@ -6,6 +6,7 @@ use libfuzzer_sys::fuzz_target;
 use rocksketch_merge::bits::{BitDelta, BitPage};
 use rocksketch_merge::counter::{CounterDelta, CounterPage};
 use rocksketch_merge::cuckoo::{FpOps, FpPage};
+use rocksketch_merge::ribbon::{Shard, StageOps, StagePage};
 use rocksketch_merge::tally::Tally;
 use rocksketch_merge::tdigest::Digest;
 use rocksketch_merge::topk::TopKPage;
@@ -47,6 +48,16 @@ fuzz_target!(|data: &[u8]| {
             rocksketch_merge::topk::ops::encode(pairs).as_deref(),
             Some(data)
         );
+    }
+    if let Ok(page) = StagePage::decode(data) {
+        assert_eq!(page.encode(), data);
+    }
+    if let Ok(ops) = StageOps::decode(data) {
+        assert_eq!(ops.encode(), data);
+    }
+    if let Ok(shard) = Shard::decode(data) {
+        assert_eq!(shard.encode(), data);
+        let _ = shard.contains(data.len() as u64);
     }
     // Split the input into an existing value and operands at 0xff bytes.
     let mut parts = data.split(|b| *b == 0xff);

@@ -153,18 +153,13 @@ fn invalid_position() -> Error {
 }
 
 fn exists(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    let [_, key, item] = args else {
-        return Ok(Reply::wrong_arity("bf.exists"));
-    };
-    Ok(Reply::Bool(ns.bloom(key).exists(item)?))
+    super::exists_reply("bf.exists", args, |key, item| ns.bloom(key).exists(item))
 }
 
 fn mexists(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    if args.len() < 3 {
-        return Ok(Reply::wrong_arity("bf.mexists"));
-    }
-    let found = ns.bloom(&args[1]).mexists(&args[2..])?;
-    Ok(Reply::Array(found.into_iter().map(Reply::Bool).collect()))
+    super::mexists_reply("bf.mexists", args, |key, items| {
+        ns.bloom(key).mexists(items)
+    })
 }
 
 fn card(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {

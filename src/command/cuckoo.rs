@@ -164,18 +164,13 @@ fn insert_common(ns: &Namespace, args: &[Vec<u8>], nx: bool) -> Result<Reply> {
 }
 
 fn exists(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    let [_, key, item] = args else {
-        return Ok(Reply::wrong_arity("cf.exists"));
-    };
-    Ok(Reply::Bool(ns.cuckoo(key).exists(item)?))
+    super::exists_reply("cf.exists", args, |key, item| ns.cuckoo(key).exists(item))
 }
 
 fn mexists(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    if args.len() < 3 {
-        return Ok(Reply::wrong_arity("cf.mexists"));
-    }
-    let found = ns.cuckoo(&args[1]).mexists(&args[2..])?;
-    Ok(Reply::Array(found.into_iter().map(Reply::Bool).collect()))
+    super::mexists_reply("cf.mexists", args, |key, items| {
+        ns.cuckoo(key).mexists(items)
+    })
 }
 
 fn count(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {

@@ -42,6 +42,31 @@ pub fn execute(ns: &Namespace, args: &[Vec<u8>]) -> Reply {
     }
 }
 
+/// `<filter>.EXISTS key item`: whether the item may be present.
+fn exists_reply(
+    name: &str,
+    args: &[Vec<u8>],
+    exists: impl FnOnce(&[u8], &[u8]) -> Result<bool, Error>,
+) -> Result<Reply, Error> {
+    let [_, key, item] = args else {
+        return Ok(Reply::wrong_arity(name));
+    };
+    Ok(Reply::Bool(exists(key, item)?))
+}
+
+/// `<filter>.MEXISTS key item [item ...]`: per item, whether it may be present.
+fn mexists_reply(
+    name: &str,
+    args: &[Vec<u8>],
+    mexists: impl FnOnce(&[u8], &[Vec<u8>]) -> Result<Vec<bool>, Error>,
+) -> Result<Reply, Error> {
+    if args.len() < 3 {
+        return Ok(Reply::wrong_arity(name));
+    }
+    let found = mexists(&args[1], &args[2..])?;
+    Ok(Reply::Array(found.into_iter().map(Reply::Bool).collect()))
+}
+
 /// Redis's reply to an unknown command: the name and the first arguments, each quoted
 /// and followed by a space, cut at about 128 characters.
 pub(crate) fn unknown_command(args: &[Vec<u8>]) -> Reply {

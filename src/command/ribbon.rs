@@ -46,18 +46,15 @@ fn build(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
 }
 
 fn exists(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    let [_, key, item] = args else {
-        return Ok(Reply::wrong_arity("ribbon.exists"));
-    };
-    Ok(Reply::Bool(ns.ribbon(key).exists(item)?))
+    super::exists_reply("ribbon.exists", args, |key, item| {
+        ns.ribbon(key).exists(item)
+    })
 }
 
 fn mexists(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    if args.len() < 3 {
-        return Ok(Reply::wrong_arity("ribbon.mexists"));
-    }
-    let found = ns.ribbon(&args[1]).mexists(&args[2..])?;
-    Ok(Reply::Array(found.into_iter().map(Reply::Bool).collect()))
+    super::mexists_reply("ribbon.mexists", args, |key, items| {
+        ns.ribbon(key).mexists(items)
+    })
 }
 
 fn info(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {

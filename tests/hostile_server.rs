@@ -270,3 +270,55 @@ fn digests_and_top_ks_at_their_limits_keep_memory_bounded() {
     assert!(grown_mib < 150, "the server grew by {grown_mib} MiB");
     assert_eq!(c.cmd(&["PING"]), Value::Simple("PONG".into()));
 }
+
+// Ribbon filters at their limits: the smallest error rate (32-bit results) and just
+// past it, large items (only their hashes are kept) and large staging commands; builds
+// of 200 000 items per key keep the server's memory bounded.
+#[test]
+fn ribbons_at_their_limits_keep_memory_bounded() {
+    let server = Process::start(&["--as=6000000000"], &["--cache-mb", "16"]);
+    let mut c = Client::connect(server.addr);
+    let before = server.rss_kib();
+    assert_eq!(
+        c.cmd(&["RIBBON.RESERVE", "too", "2.3e-10"]),
+        Value::Error(
+            "ERR error rate must be in the range [2.3283064365386963e-10, 1) \
+             (2^-32: at most 32 result bits)"
+                .to_owned()
+        )
+    );
+    let big = "x".repeat(64 << 10);
+    for k in 0..4 {
+        let key = format!("rb{k}");
+        let rate = if k % 2 == 0 {
+            "2.3283064365386963e-10"
+        } else {
+            "0.5"
+        };
+        assert_eq!(
+            c.cmd(&["RIBBON.RESERVE", &key, rate]),
+            Value::Simple("OK".into())
+        );
+        for round in 0..4 {
+            let items: Vec<String> = (0..50_000).map(|i| format!("{round}:{i}")).collect();
+            let mut add = vec!["RIBBON.ADD", key.as_str()];
+            add.extend(items.iter().map(String::as_str));
+            assert_eq!(c.cmd(&add), Value::Int(50_000));
+        }
+        assert_eq!(c.cmd(&["RIBBON.ADD", &key, &big]), Value::Int(1));
+        assert_eq!(c.cmd(&["RIBBON.BUILD", &key]), Value::Int(200_001));
+        assert_eq!(c.cmd(&["RIBBON.EXISTS", &key, &big]), Value::Int(1));
+        let mut probe = vec!["RIBBON.MEXISTS", key.as_str()];
+        let items: Vec<String> = (0..1000).map(|i| format!("3:{i}")).collect();
+        probe.extend(items.iter().map(String::as_str));
+        let Value::Array(found) = c.cmd(&probe) else {
+            panic!("RIBBON.MEXISTS answers an array")
+        };
+        assert!(found.iter().all(|f| *f == Value::Int(1)));
+    }
+    let grown_mib = server.rss_kib().saturating_sub(before) / 1024;
+    // Two filters of 200 001 items at 32 bits and two at 1 bit (about 2 MiB of shards),
+    // the staging pages built from, a 16 MiB page cache and the memtables.
+    assert!(grown_mib < 150, "the server grew by {grown_mib} MiB");
+    assert_eq!(c.cmd(&["PING"]), Value::Simple("PONG".into()));
+}

@@ -72,3 +72,58 @@ fn staging_lookups_and_builds_racing_delete_expiry_flush_and_recreate_leave_no_p
         "pages of deleted versions"
     );
 }
+
+#[test]
+fn an_acknowledged_add_is_found_by_every_later_lookup_while_builds_run() {
+    let t = common::TempStore::new();
+    let store = t.store().clone();
+    store.ribbon("live").reserve(0.01).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let builder = {
+        let (s, stop) = (store.clone(), stop.clone());
+        std::thread::spawn(move || {
+            // Up to 25 generations (a key holds 32), a few milliseconds apart.
+            let mut builds = 0;
+            while !stop.load(Ordering::Relaxed) && builds < 25 {
+                if s.ribbon("live").build().unwrap() > 0 {
+                    builds += 1;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(3));
+            }
+            builds
+        })
+    };
+    let writers: Vec<_> = (0..3)
+        .map(|w| {
+            let s = store.clone();
+            std::thread::spawn(move || {
+                let r = s.ribbon("live");
+                let mut acked: Vec<String> = Vec::new();
+                for round in 0..300 {
+                    let items: Vec<String> = (0..20).map(|i| format!("{w}:{round}:{i}")).collect();
+                    r.add(&items).unwrap();
+                    acked.extend(items);
+                    // Everything this writer was told is staged is found, whatever
+                    // builds sealed meanwhile (a sample of the older ones each round).
+                    let probe: Vec<&String> = acked.iter().rev().step_by(7).collect();
+                    let found = r.mexists(&probe).unwrap();
+                    assert!(found.iter().all(|f| *f), "writer {w} round {round}");
+                }
+                acked
+            })
+        })
+        .collect();
+    let acked: Vec<String> = writers
+        .into_iter()
+        .flat_map(|w| w.join().unwrap())
+        .collect();
+    stop.store(true, Ordering::Relaxed);
+    let builds = builder.join().unwrap();
+    let r = store.ribbon("live");
+    assert!(r.mexists(&acked).unwrap().iter().all(|f| *f));
+    r.build().unwrap();
+    let info = r.info().unwrap();
+    assert_eq!((info.built, info.staged), (acked.len() as u64, 0));
+    assert!(r.mexists(&acked).unwrap().iter().all(|f| *f));
+    assert!(builds >= 2, "builds ran during the adds: {builds}");
+}

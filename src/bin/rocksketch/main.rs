@@ -14,6 +14,7 @@ mod bench_ribbon;
 mod bench_tdigest;
 mod bench_topk;
 mod demo;
+mod logger;
 mod serve;
 
 use std::process::ExitCode;
@@ -65,6 +66,7 @@ fn main() -> ExitCode {
         println!("{USAGE}");
         return ExitCode::SUCCESS;
     }
+    logger::install();
     let result = match argv.first().map(String::as_str) {
         Some("serve") => serve::run(&argv[1..]),
         Some("demo") => demo::run(&argv[1..]),

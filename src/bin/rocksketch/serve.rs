@@ -84,7 +84,14 @@ pub fn run(argv: &[String]) -> Result<(), String> {
         server.local_addr()
     );
     let _ = std::io::stdout().flush();
-    server.run().map_err(|e| format!("shutting down: {e}"))?;
-    println!("rocksketch: stopped; every acknowledged write is on disk");
+    match server.run() {
+        Ok(()) => println!("rocksketch: stopped; every acknowledged write is on disk"),
+        // A store in an error state (a full disk) cannot flush its memtables; what was
+        // acknowledged is in the write-ahead log, which the next start replays.
+        Err(e) => eprintln!(
+            "rocksketch: stopped without flushing the memtables ({e}); acknowledged \
+             writes are in the write-ahead log and are replayed at the next start"
+        ),
+    }
     Ok(())
 }

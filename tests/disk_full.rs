@@ -11,7 +11,7 @@
 mod resp_client;
 
 use resp_client::{Client, Value};
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -90,17 +90,7 @@ fn start(dir: &Path, sync: bool) -> Server {
         let _ = stderr.read_to_string(&mut text);
         text
     });
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .split("listening on ")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("server did not start: {line:?}"))
-        .parse()
-        .unwrap();
+    let addr = resp_client::listening_addr(&mut child);
     Server {
         child,
         addr,

@@ -39,17 +39,7 @@ impl Process {
             .stderr(Stdio::piped())
             .spawn()
             .expect("prlimit runs");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let addr = line
-            .split("listening on ")
-            .nth(1)
-            .and_then(|rest| rest.split_whitespace().next())
-            .unwrap_or_else(|| panic!("server did not start: {line:?}"))
-            .parse()
-            .unwrap();
+        let addr = resp_client::listening_addr(&mut child);
         let stderr = child.stderr.take();
         Process {
             child,

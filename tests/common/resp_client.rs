@@ -174,3 +174,18 @@ pub fn assert_apart_in_top_k(items: &[String], width: u32) {
         "the items must not share a counter"
     );
 }
+
+/// The address a `rocksketch serve --port 0` child prints on its first line of standard
+/// output ("listening on ADDR ...").
+pub fn listening_addr(child: &mut std::process::Child) -> SocketAddr {
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout piped"))
+        .read_line(&mut line)
+        .unwrap();
+    line.split("listening on ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("server did not start: {line:?}"))
+        .parse()
+        .unwrap()
+}

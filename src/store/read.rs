@@ -52,7 +52,8 @@ impl Store {
             return Ok(found);
         }
         let wanted: Vec<&[u8]> = misses.iter().map(|m| page_keys[m.at].as_slice()).collect();
-        let values = match self.get_pages(&wanted, &ReadOptions::default()) {
+        let read = self.get_pages(&wanted, &ReadOptions::default());
+        let values = match read.map_err(|err| damaged_table(key, what, err)) {
             Ok(values) => values,
             Err(err) => {
                 for miss in &misses {
@@ -116,7 +117,8 @@ impl Store {
         page_keys: &[Vec<u8>],
         read_opts: &ReadOptions,
     ) -> Result<Vec<Option<Arc<Page>>>> {
-        self.get_pages(page_keys, read_opts)?
+        self.get_pages(page_keys, read_opts)
+            .map_err(|err| damaged_table(key, what, err))?
             .into_iter()
             .map(|value| {
                 value
@@ -165,6 +167,26 @@ impl Store {
             Some(Page::Tally(tally)) => Ok(tally.clone()),
             Some(_) => Err(wrong_kind(key, "the tally page")),
         }
+    }
+}
+
+/// A read that RocksDB failed because a table block of `key`'s pages is damaged (its
+/// checksum does not match) is corruption of that key, named as such; other errors stay
+/// as they are.
+fn damaged_table(key: &[u8], what: &'static str, err: Error) -> Error {
+    match err {
+        Error::Storage(msg) if msg.starts_with("Corruption") => {
+            log::warn!(
+                "damaged table block read for key {:?}: {msg}",
+                String::from_utf8_lossy(key)
+            );
+            Error::corrupt(
+                key,
+                what,
+                rocksketch_merge::Error::Invalid("a damaged table block (checksum mismatch)"),
+            )
+        }
+        other => other,
     }
 }
 

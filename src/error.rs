@@ -42,8 +42,10 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Storage(msg) => write!(f, "ERR storage: {msg}"),
-            Error::Io(err) => write!(f, "ERR i/o: {err}"),
+            // Told to clients by `client_storage_text`; this is the log's and the
+            // library's text.
+            Error::Storage(msg) => write!(f, "storage error: {msg}"),
+            Error::Io(err) => write!(f, "i/o error: {err}"),
             Error::Corruption { key, what, source } => write!(
                 f,
                 "ERR corruption in {what} of key '{}': {source}",

@@ -203,3 +203,50 @@ fn a_full_disk_refuses_writes_plainly_and_loses_nothing() {
 fn a_full_disk_with_synchronous_commits() {
     cycle(true);
 }
+
+/// `rocksketch serve --dir DIR --port 0` that must fail at start: its one line of error
+/// and its exit status.
+fn refused_start(dir: &Path) -> (String, std::process::ExitStatus) {
+    let out = Command::new(BIN)
+        .args(["serve", "--port", "0", "--dir"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status,
+    )
+}
+
+#[test]
+fn a_missing_read_only_or_locked_directory_stops_the_start() {
+    let missing = Path::new("/nonexistent-rocksketch-parent/data");
+    let (err, status) = refused_start(missing);
+    assert!(!status.success());
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("is missing, and so is its parent"), "{err}");
+    assert!(!missing.parent().unwrap().exists());
+
+    let dir = tempfile::tempdir().unwrap();
+    let held = start(dir.path(), false);
+    let (err, status) = refused_start(dir.path());
+    assert!(!status.success());
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("lock"), "{err}");
+    drop(held);
+
+    let Some(fs) = Tmpfs::mount(1) else {
+        println!("disk_full: cannot mount a tmpfs here (needs root); read-only case not run");
+        return;
+    };
+    let status = Command::new("mount")
+        .args(["-o", "remount,ro"])
+        .arg(&fs.path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let (err, status) = refused_start(&fs.path.join("data"));
+    assert!(!status.success());
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("Read-only file system"), "{err}");
+}

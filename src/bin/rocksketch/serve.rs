@@ -48,6 +48,7 @@ pub fn run(argv: &[String]) -> Result<(), String> {
         threads: args.get("threads", defaults.threads)?,
     };
     let dir = args.get("dir", "./rocksketch-data".to_owned())?;
+    check_data_dir(std::path::Path::new(&dir))?;
     let default_cache_mb = StoreOptions::default().page_cache_bytes >> 20;
     let cache_mb: usize = args.get("cache-mb", default_cache_mb)?;
     let options = StoreOptions {
@@ -92,6 +93,32 @@ pub fn run(argv: &[String]) -> Result<(), String> {
             "rocksketch: stopped without flushing the memtables ({e}); acknowledged \
              writes are in the write-ahead log and are replayed at the next start"
         ),
+    }
+    Ok(())
+}
+
+/// The data directory may be missing (it is created, as on a first start) but its parent
+/// must exist: a mistyped path is an error at start, not a new tree of directories.
+fn check_data_dir(dir: &std::path::Path) -> Result<(), String> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    if dir.exists() {
+        return Err(format!(
+            "the data directory {} is not a directory",
+            dir.display()
+        ));
+    }
+    let parent = dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    if !parent.is_dir() {
+        return Err(format!(
+            "the data directory {} is missing, and so is its parent {}",
+            dir.display(),
+            parent.display()
+        ));
     }
     Ok(())
 }

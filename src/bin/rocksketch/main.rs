@@ -24,7 +24,8 @@ const USAGE: &str = "usage:
                    [--maxclients N] [--proto-max-bulk-len B] [--max-args N]
                    [--client-query-buffer-limit B] [--databases N] [--sync]
                    [--cache-mb MB] [--max-successive-merges K] [--threads N]
-      serve the CMS.*, BF.* and CF.* commands over RESP2/RESP3 from DIR
+      serve the CMS.*, BF.*, CF.*, TDIGEST.*, TOPK.* and RIBBON.* commands
+      over RESP2/RESP3 from DIR
       (default ./rocksketch-data) on 127.0.0.1:6379; --port 0 picks a free port;
       --sync makes every write durable before it is acknowledged;
       --cache-mb sizes the hot-page cache (default 64, 0 turns it off);

@@ -66,13 +66,7 @@ impl BitPage {
 
     /// Decodes a stored page.
     pub fn decode(bytes: &[u8]) -> Result<BitPage> {
-        let framed = header::decode(bytes)?;
-        if framed.kind != Kind::BitPage {
-            return Err(Error::WrongKind {
-                expected: Kind::BitPage.tag(),
-                got: framed.kind.tag(),
-            });
-        }
+        let framed = header::decode_as(bytes, Kind::BitPage)?;
         if framed.payload.is_empty() {
             return Err(Error::Invalid("empty bit page"));
         }
@@ -190,13 +184,7 @@ struct BitView<'a> {
 
 impl<'a> BitView<'a> {
     fn decode(bytes: &'a [u8]) -> Result<BitView<'a>> {
-        let framed = header::decode(bytes)?;
-        if framed.kind != Kind::BitDelta {
-            return Err(Error::WrongKind {
-                expected: Kind::BitDelta.tag(),
-                got: framed.kind.tag(),
-            });
-        }
+        let framed = header::decode_as(bytes, Kind::BitDelta)?;
         let payload = framed.payload;
         let fixed = payload.get(..BODY_OFFSET).ok_or(Error::Truncated {
             need: header::HEADER_LEN + BODY_OFFSET,

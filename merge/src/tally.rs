@@ -87,13 +87,7 @@ impl Tally {
 }
 
 fn decode(bytes: &[u8], kind: Kind) -> Result<Tally> {
-    let framed = header::decode(bytes)?;
-    if framed.kind != kind {
-        return Err(Error::WrongKind {
-            expected: kind.tag(),
-            got: framed.kind.tag(),
-        });
-    }
+    let framed = header::decode_as(bytes, kind)?;
     if !framed.payload.len().is_multiple_of(8) {
         return Err(Error::Invalid(
             "tally length is not a whole number of u64 slots",

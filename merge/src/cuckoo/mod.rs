@@ -362,13 +362,7 @@ impl FpPage {
     }
 
     pub fn decode(bytes: &[u8]) -> Result<FpPage> {
-        let framed = header::decode(bytes)?;
-        if framed.kind != Kind::FpPage {
-            return Err(Error::WrongKind {
-                expected: Kind::FpPage.tag(),
-                got: framed.kind.tag(),
-            });
-        }
+        let framed = header::decode_as(bytes, Kind::FpPage)?;
         let payload = framed.payload;
         let shape = Shape::decode(payload)?;
         if shape.version() != framed.version {

@@ -59,13 +59,7 @@ impl FpOps {
     }
 
     pub fn decode(bytes: &[u8]) -> Result<FpOps> {
-        let framed = header::decode(bytes)?;
-        if framed.kind != Kind::FpOps {
-            return Err(Error::WrongKind {
-                expected: Kind::FpOps.tag(),
-                got: framed.kind.tag(),
-            });
-        }
+        let framed = header::decode_as(bytes, Kind::FpOps)?;
         let shape = Shape::decode(framed.payload)?;
         if shape.version() != framed.version {
             return Err(Error::Invalid(

@@ -245,13 +245,7 @@ impl Digest {
 
     /// Decodes a page, checking header, checksum and every count against the capacity.
     pub fn decode(bytes: &[u8]) -> Result<Digest> {
-        let framed = header::decode(bytes)?;
-        if framed.kind != Kind::DigestPage {
-            return Err(Error::WrongKind {
-                expected: Kind::DigestPage.tag(),
-                got: framed.kind.tag(),
-            });
-        }
+        let framed = header::decode_as(bytes, Kind::DigestPage)?;
         Digest::decode_payload(framed.payload)
     }
 

@@ -147,13 +147,7 @@ fn take(payload: &[u8], at: usize, len: usize) -> Result<&[u8]> {
 
 /// The compression and payload of a digest operand.
 fn decode_operand(bytes: &[u8]) -> Result<(u32, Vec<Op<'_>>)> {
-    let framed = header::decode(bytes)?;
-    if framed.kind != Kind::DigestOps {
-        return Err(Error::WrongKind {
-            expected: Kind::DigestOps.tag(),
-            got: framed.kind.tag(),
-        });
-    }
+    let framed = header::decode_as(bytes, Kind::DigestOps)?;
     parse(framed.payload)
 }
 
@@ -235,10 +229,7 @@ pub(crate) fn partial_merge_folding_at(operands: &[&[u8]], fold_bytes: usize) ->
     // Each operand is checked and parsed once; a fold applies what was parsed.
     let mut parsed = Vec::with_capacity(operands.len());
     for operand in operands {
-        let framed = header::decode(operand).ok()?;
-        if framed.kind != Kind::DigestOps {
-            return None;
-        }
+        let framed = header::decode_as(operand, Kind::DigestOps).ok()?;
         let (c, ops) = parse(framed.payload).ok()?;
         if *compression.get_or_insert(c) != c {
             return None;

@@ -183,13 +183,7 @@ impl TopKPage {
 
     /// Decodes a page, checking header, checksum, limits and every length.
     pub fn decode(bytes: &[u8]) -> Result<TopKPage> {
-        let framed = header::decode(bytes)?;
-        if framed.kind != Kind::TopKPage {
-            return Err(Error::WrongKind {
-                expected: Kind::TopKPage.tag(),
-                got: framed.kind.tag(),
-            });
-        }
+        let framed = header::decode_as(bytes, Kind::TopKPage)?;
         let p = framed.payload;
         let shape = Shape::new(
             le_u32(p, 0)?,

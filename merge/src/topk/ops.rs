@@ -45,13 +45,7 @@ fn framed(payload: &[u8]) -> Vec<u8> {
 
 /// The checked pairs of an operand.
 pub fn decode(bytes: &[u8]) -> Result<Vec<(&[u8], u32)>> {
-    let framed = header::decode(bytes)?;
-    if framed.kind != Kind::TopKOps {
-        return Err(Error::WrongKind {
-            expected: Kind::TopKOps.tag(),
-            got: framed.kind.tag(),
-        });
-    }
+    let framed = header::decode_as(bytes, Kind::TopKOps)?;
     parse(framed.payload)
 }
 
@@ -124,10 +118,7 @@ pub(crate) fn partial_merge(operands: &[&[u8]]) -> Option<Vec<u8>> {
     let mut count: u32 = 0;
     let mut payload = vec![0; 4];
     for operand in operands {
-        let framed = header::decode(operand).ok()?;
-        if framed.kind != Kind::TopKOps {
-            return None;
-        }
+        let framed = header::decode_as(operand, Kind::TopKOps).ok()?;
         count = count.checked_add(u32::try_from(parse(framed.payload).ok()?.len()).ok()?)?;
         payload.extend_from_slice(framed.payload.get(4..)?);
         if payload.len() > MAX_OPS_BYTES {

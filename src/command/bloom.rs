@@ -173,24 +173,9 @@ fn info(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
     if !(2..=3).contains(&args.len()) {
         return Ok(Reply::wrong_arity("bf.info"));
     }
-    let info = ns.bloom(&args[1]).info()?;
-    let fields = fields(&info);
-    match args.get(2) {
-        None => Ok(Reply::Map(
-            fields
-                .into_iter()
-                .map(|(name, value)| (Reply::Simple(name.to_owned()), value))
-                .collect(),
-        )),
-        Some(wanted) => {
-            let short = ["CAPACITY", "SIZE", "FILTERS", "ITEMS", "EXPANSION"];
-            let at = short
-                .iter()
-                .position(|s| wanted.eq_ignore_ascii_case(s.as_bytes()))
-                .ok_or_else(|| Error::InvalidArgument("Invalid information value".to_owned()))?;
-            Ok(Reply::Array(vec![fields[at].1.clone()]))
-        }
-    }
+    let fields = fields(&ns.bloom(&args[1]).info()?);
+    let short = ["CAPACITY", "SIZE", "FILTERS", "ITEMS", "EXPANSION"];
+    super::info_reply(fields, &short, args.get(2))
 }
 
 fn parse_expansion(value: Option<&Vec<u8>>) -> Result<u32> {

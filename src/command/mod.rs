@@ -67,6 +67,29 @@ fn mexists_reply(
     Ok(Reply::Array(found.into_iter().map(Reply::Bool).collect()))
 }
 
+/// A filter's `INFO key [FIELD]` reply: every field as a map, or the one `FIELD` names
+/// (its short name in `short`, in `fields`' order) as a one-element array.
+fn info_reply(
+    fields: Vec<(&'static str, Reply)>,
+    short: &[&str],
+    wanted: Option<&Vec<u8>>,
+) -> Result<Reply, Error> {
+    let Some(wanted) = wanted else {
+        return Ok(Reply::Map(
+            fields
+                .into_iter()
+                .map(|(name, value)| (Reply::Simple(name.to_owned()), value))
+                .collect(),
+        ));
+    };
+    short
+        .iter()
+        .position(|s| wanted.eq_ignore_ascii_case(s.as_bytes()))
+        .and_then(|at| fields.into_iter().nth(at))
+        .map(|(_, value)| Reply::Array(vec![value]))
+        .ok_or_else(|| Error::InvalidArgument("Invalid information value".to_owned()))
+}
+
 /// Redis's reply to an unknown command: the name and the first arguments, each quoted
 /// and followed by a space, cut at about 128 characters.
 pub(crate) fn unknown_command(args: &[Vec<u8>]) -> Reply {

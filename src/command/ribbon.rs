@@ -2,7 +2,7 @@
 
 use super::parse::{parse_f64, parse_i64};
 use super::Reply;
-use crate::error::{Error, Result, RibbonError};
+use crate::error::{Result, RibbonError};
 use crate::ribbon::RibbonInfo;
 use crate::store::Namespace;
 
@@ -62,30 +62,16 @@ fn info(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
         return Ok(Reply::wrong_arity("ribbon.info"));
     }
     let fields = fields(&ns.ribbon(&args[1]).info()?);
-    match args.get(2) {
-        None => Ok(Reply::Map(
-            fields
-                .into_iter()
-                .map(|(name, value)| (Reply::Simple(name.to_owned()), value))
-                .collect(),
-        )),
-        Some(wanted) => {
-            let short = [
-                "ERROR",
-                "BITS",
-                "GENERATIONS",
-                "BUILT",
-                "STAGED",
-                "BITSPERITEM",
-                "SIZE",
-            ];
-            let at = short
-                .iter()
-                .position(|s| wanted.eq_ignore_ascii_case(s.as_bytes()))
-                .ok_or_else(|| Error::InvalidArgument("Invalid information value".to_owned()))?;
-            Ok(Reply::Array(vec![fields[at].1.clone()]))
-        }
-    }
+    let short = [
+        "ERROR",
+        "BITS",
+        "GENERATIONS",
+        "BUILT",
+        "STAGED",
+        "BITSPERITEM",
+        "SIZE",
+    ];
+    super::info_reply(fields, &short, args.get(2))
 }
 
 fn fields(info: &RibbonInfo) -> Vec<(&'static str, Reply)> {

@@ -115,21 +115,29 @@ impl RibbonFilter {
         }
         let mut hashes: Vec<u64> = items.iter().map(|i| item_hash(i.as_ref())).collect();
         hashes.sort_unstable();
-        let mut batch = self.store.batch()?;
-        for group in hashes.chunk_by(|a, b| stage_page(*a) == stage_page(*b)) {
-            let ops = StageOps::new(group.to_vec())
-                .ok_or_else(|| Error::InvalidArgument("too many items in one call".to_owned()))?;
-            batch.merge_page(stage_key(&prefix, params.staging, group[0]), ops.encode());
-        }
-        batch.merge_page(
-            keys::page_key(&prefix, TALLY_SUB, 0),
-            Tally::new(vec![n]).encode_delta(),
-        );
-        if let Err(err) = self.store.write(batch) {
+        if let Err(err) = self.write_staged(&prefix, params.staging, &hashes) {
+            // Nothing was staged: the count that bounds staging must not move either.
             hint.fetch_sub(n, Ordering::Relaxed);
             return Err(err);
         }
         Ok(n)
+    }
+
+    /// Stages ascending `hashes` in `epoch` of the key version `prefix`: one operand per
+    /// staging page they fall in and the tally delta, in one batch (the caller holds
+    /// the key's lock and keeps the count hint).
+    fn write_staged(&self, prefix: &[u8], epoch: u32, hashes: &[u64]) -> Result<()> {
+        let mut batch = self.store.batch()?;
+        for group in hashes.chunk_by(|a, b| stage_page(*a) == stage_page(*b)) {
+            let ops = StageOps::new(group.to_vec())
+                .ok_or_else(|| Error::InvalidArgument("too many items in one call".to_owned()))?;
+            batch.merge_page(stage_key(prefix, epoch, group[0]), ops.encode());
+        }
+        batch.merge_page(
+            keys::page_key(prefix, TALLY_SUB, 0),
+            Tally::new(vec![hashes.len() as u64]).encode_delta(),
+        );
+        self.store.write(batch)
     }
 
     /// Whether the item may be in the filter (`RIBBON.EXISTS`): staged (exactly) or in
@@ -281,7 +289,7 @@ fn ribbon_params(meta: &Meta) -> Result<RibbonParams> {
 }
 
 /// The staging page (within an epoch) of hash `h`.
-pub(crate) fn stage_page(h: u64) -> u32 {
+fn stage_page(h: u64) -> u32 {
     (h >> (64 - STAGE_BITS)) as u32
 }
 
@@ -291,7 +299,7 @@ fn stage_page_number(epoch: u32, h: u64) -> u32 {
 }
 
 /// The key of the staging page of `h` in `epoch`.
-pub(crate) fn stage_key(prefix: &[u8], epoch: u32, h: u64) -> Vec<u8> {
+fn stage_key(prefix: &[u8], epoch: u32, h: u64) -> Vec<u8> {
     keys::page_key(prefix, STAGE_SUB, stage_page_number(epoch, h))
 }
 

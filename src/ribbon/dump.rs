@@ -11,13 +11,12 @@
 //! positions with a tag of the key version and its staging epoch ([`DumpCursor`]): a
 //! build during the dump makes the next `SCANDUMP` ask for a restart.
 
-use super::{ribbon_params, stage_key, stage_page, RibbonFilter, STAGE_SUB};
+use super::{ribbon_params, RibbonFilter, STAGE_SUB};
 use crate::chunk::{self, DumpCursor};
 use crate::error::{Error, Result, RibbonError};
-use crate::keys::{self, TALLY_SUB};
+use crate::keys;
 use crate::meta::{KeyType, Params, RibbonParams};
-use rocksketch_merge::ribbon::{Shard, StageOps, StagePage};
-use rocksketch_merge::tally::Tally;
+use rocksketch_merge::ribbon::{Shard, StagePage};
 
 const MAGIC: &[u8; 4] = b"RKRB";
 const KIND_HEADER: u8 = 1;
@@ -102,36 +101,27 @@ impl RibbonFilter {
             .ok_or(RibbonError::NotFound)?;
         let params = ribbon_params(&meta)?;
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
-        let mut batch = self.store.batch()?;
         if sub == u32::from(STAGE_SUB) {
+            // Staged hashes are staged again, in the restored key's current epoch.
             let staged = StagePage::decode(value).map_err(|_| bad())?;
-            let hashes = staged.hashes();
-            for group in hashes.chunk_by(|a, b| stage_page(*a) == stage_page(*b)) {
-                let ops = StageOps::new(group.to_vec()).ok_or_else(bad)?;
-                batch.merge_page(stage_key(&prefix, params.staging, group[0]), ops.encode());
-            }
-            let n = hashes.len() as u64;
-            batch.merge_page(
-                keys::page_key(&prefix, TALLY_SUB, 0),
-                Tally::new(vec![n]).encode_delta(),
-            );
-            self.store.write(batch)?;
+            self.write_staged(&prefix, params.staging, staged.hashes())?;
             // Keep the staged count that bounds staging in step with the tally.
             if let Some(hint) = self.store.existing_count_hint(&prefix, 0) {
+                let n = staged.hashes().len() as u64;
                 hint.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
             }
             return Ok(());
-        } else {
-            let shards = *params
-                .generation_shards()
-                .get(sub as usize)
-                .ok_or_else(bad)?;
-            let shard = Shard::decode(value).map_err(|_| bad())?;
-            if shard.result_bits() != params.result_bits() || page >= u32::from(shards) {
-                return Err(bad());
-            }
-            batch.put_page(keys::page_key(&prefix, sub as u16, page), value);
         }
+        let shards = *params
+            .generation_shards()
+            .get(sub as usize)
+            .ok_or_else(bad)?;
+        let shard = Shard::decode(value).map_err(|_| bad())?;
+        if shard.result_bits() != params.result_bits() || page >= u32::from(shards) {
+            return Err(bad());
+        }
+        let mut batch = self.store.batch()?;
+        batch.put_page(keys::page_key(&prefix, sub as u16, page), value);
         self.store.write(batch)
     }
 }

@@ -71,10 +71,7 @@ impl Batch<'_> {
     pub(crate) fn delete_pages(&mut self, prefix: &[u8]) -> Result<()> {
         let end = keys::prefix_end(prefix)
             .ok_or_else(|| Error::InvalidArgument("key too long".to_owned()))?;
-        self.inner.delete_range_cf(self.pages_cf, prefix, &end);
-        if self.track {
-            self.dropped.push(prefix.to_vec());
-        }
+        self.delete_page_range(prefix, &end, prefix);
         Ok(())
     }
 

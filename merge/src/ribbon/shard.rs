@@ -20,19 +20,14 @@ pub struct Shard {
 }
 
 impl Shard {
-    pub(crate) fn from_parts(r: u8, seed: u32, slots: u64, words: Vec<u64>) -> Shard {
+    pub(crate) fn from_parts(r: u8, seed: u32, slots: u64, items: usize, words: Vec<u64>) -> Shard {
         Shard {
             r,
             seed,
             slots: u32::try_from(slots).unwrap_or(u32::MAX),
-            items: 0,
+            items: u32::try_from(items).unwrap_or(u32::MAX),
             words,
         }
-    }
-
-    pub(crate) fn with_items(mut self, items: usize) -> Shard {
-        self.items = u32::try_from(items).unwrap_or(u32::MAX);
-        self
     }
 
     /// Result bits per slot.

@@ -33,7 +33,7 @@ pub fn solve(hashes: &[u64], r: u8) -> Option<Shard> {
         let slots = slots_for(hashes.len(), step);
         for _ in 0..SEEDS_PER_SIZE {
             if let Some(shard) = try_solve(hashes, r, seed, slots) {
-                return Some(shard.with_items(hashes.len()));
+                return Some(shard);
             }
             seed += 1;
         }
@@ -73,13 +73,13 @@ pub(crate) fn try_solve(hashes: &[u64], r: u8, seed: u32, slots: u64) -> Option<
             coeff >>= shift;
         }
     }
-    Some(back_substitute(&rows, &results, r, seed))
+    Some(back_substitute(&rows, &results, r, seed, hashes.len()))
 }
 
 /// Solves the banded rows from the last slot to the first, one column (result bit) at
 /// a time in parallel: `state[b]` holds bit `b` of the solution in the 64 slots from
 /// the current one on. A slot without a row (a free variable) is solved as 0.
-fn back_substitute(rows: &[u64], results: &[u32], r: u8, seed: u32) -> Shard {
+fn back_substitute(rows: &[u64], results: &[u32], r: u8, seed: u32, items: usize) -> Shard {
     let blocks = rows.len() / WIDTH as usize;
     let columns = usize::from(r);
     let mut words = vec![0u64; blocks * columns];
@@ -98,5 +98,5 @@ fn back_substitute(rows: &[u64], results: &[u32], r: u8, seed: u32) -> Shard {
             }
         }
     }
-    Shard::from_parts(r, seed, rows.len() as u64, words)
+    Shard::from_parts(r, seed, rows.len() as u64, items, words)
 }

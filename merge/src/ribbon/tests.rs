@@ -78,10 +78,7 @@ fn tiny_and_degenerate_shards() {
     for n in [1usize, 2, 63, 64, 65, 200] {
         let built = hashes(n, n as u64);
         let shard = solve(&built, 5).unwrap();
-        assert_eq!(
-            u64::from(shard.slots()),
-            slots_for(n, 0).max(u64::from(shard.slots()))
-        );
+        assert!(u64::from(shard.slots()) >= slots_for(n, 0));
         assert!(built.iter().all(|h| shard.contains(*h)), "n = {n}");
     }
     // Nothing to build: a shard that answers false for almost everything.

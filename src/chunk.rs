@@ -115,7 +115,8 @@ pub(crate) fn next_stored_page(
     };
     let mut read_opts = ReadOptions::default();
     read_opts.set_iterate_upper_bound(end);
-    let mut iter = store.page_iterator(read_opts)?;
+    let db = store.db()?;
+    let mut iter = db.raw_iterator_cf_opt(db.pages_cf()?, read_opts);
     iter.seek(&from);
     while iter.valid() {
         let (Some(key), Some(value)) = (iter.key(), iter.value()) else {

@@ -223,7 +223,8 @@ impl Cms {
     fn incr_by_with_estimates_alone(&self, items: &[(&[u8], u64)]) -> Result<Vec<u32>> {
         let guard = self.store.share(self.ns, &self.key);
         let layout = self.layout(&guard)?;
-        let before = self.store.db().snapshot();
+        let db = self.store.db()?;
+        let before = db.snapshot();
         self.write_increments(&layout, items)?;
         let pages = self.read_pages(&layout, items.iter().map(|(i, _)| i.as_ref()))?;
         let mut later: HashMap<(u32, u32), u64> = HashMap::new();

@@ -3,6 +3,7 @@
 
 mod batch;
 mod cache;
+mod db;
 mod expiry;
 mod guard;
 mod hot;
@@ -10,8 +11,11 @@ mod namespace;
 mod options;
 mod pending;
 mod read;
+mod recover;
 
 pub(crate) use batch::Batch;
+pub use db::Db;
+use db::DbSlot;
 pub(crate) use guard::KeyGuard;
 pub use namespace::Namespace;
 pub use options::{ColumnFamilies, StoreOptions, META_CF, PAGES_CF};
@@ -29,7 +33,7 @@ use crate::meta::Meta;
 use cache::BoundedMap;
 use guard::live;
 use hot::HotPages;
-use rocksdb::{Cache, ReadOptions, WriteOptions, DB};
+use rocksdb::{Cache, WriteOptions, DB};
 use rocksketch_merge::tally::Tally;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -46,7 +50,9 @@ pub struct Store {
 }
 
 struct Inner {
-    db: Arc<DB>,
+    db: DbSlot,
+    /// Recovery from write errors, for a database the store opened itself.
+    watch: Option<Arc<recover::Watch>>,
     cfs: ColumnFamilies,
     locks: KeyLocks,
     /// Held by a Ribbon build for its key, from start to end (see [`crate::ribbon`]).
@@ -58,6 +64,14 @@ struct Inner {
     page_cells: u32,
     combiners: Combiners,
     hot: HotPages,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if let Some(watch) = &self.watch {
+            watch.stop();
+        }
+    }
 }
 
 /// One combiner per kind of answered write (see [`crate::combine`]).
@@ -80,22 +94,18 @@ impl Store {
     /// ```
     pub fn open(dir: impl AsRef<Path>, options: StoreOptions) -> Result<Store> {
         let cache = Cache::new_lru_cache(options.block_cache_bytes);
-        let mut db_opts = rocksdb::Options::default();
-        db_opts.create_if_missing(true);
-        db_opts.create_missing_column_families(true);
-        db_opts.set_max_background_jobs(2);
-        let db = DB::open_cf_descriptors(&db_opts, dir, options.column_families(&cache))?;
-        if options.max_successive_merges > 0 {
-            // Hold the bound even when the page's base value is in a file not yet in
-            // the block cache (right after a flush); otherwise RocksDB skips the fold
-            // and a page's operands pile up until some read caches its block.
-            // rust-rocksdb has no setter for it; RocksDB takes it as a string option.
-            let pages = db
-                .cf_handle(PAGES_CF)
-                .ok_or_else(|| Error::Storage("pages column family missing".to_owned()))?;
-            db.set_options_cf(pages, &[("strict_max_successive_merges", "true")])?;
+        let db = options::open_db(dir.as_ref(), &options, &cache, false)?;
+        let watch = recover::Watch::new(dir.as_ref(), options.clone(), cache);
+        let store = Store::build(
+            Arc::new(db),
+            ColumnFamilies::default(),
+            options,
+            Some(watch),
+        )?;
+        if let Some(watch) = &store.inner.watch {
+            watch.start(Arc::downgrade(&store.inner))?;
         }
-        Store::with_db(Arc::new(db), ColumnFamilies::default(), options)
+        Ok(store)
     }
 
     /// A store over a database the host opened itself, whose pages column family has
@@ -107,6 +117,15 @@ impl Store {
     /// `set_options_cf(pages, &[("strict_max_successive_merges", "true")])`, as
     /// [`Store::open`] does; the README's benchmark section shows what each is worth.
     pub fn with_db(db: Arc<DB>, cfs: ColumnFamilies, options: StoreOptions) -> Result<Store> {
+        Store::build(db, cfs, options, None)
+    }
+
+    fn build(
+        db: Arc<DB>,
+        cfs: ColumnFamilies,
+        options: StoreOptions,
+        watch: Option<Arc<recover::Watch>>,
+    ) -> Result<Store> {
         for name in [&cfs.meta, &cfs.pages] {
             if db.cf_handle(name).is_none() {
                 return Err(Error::InvalidArgument(format!(
@@ -124,7 +143,8 @@ impl Store {
         write_opts.set_sync(options.sync_writes);
         let store = Store {
             inner: Arc::new(Inner {
-                db,
+                db: DbSlot::new(db),
+                watch,
                 cfs,
                 locks: KeyLocks::default(),
                 builds: KeyLocks::default(),
@@ -139,11 +159,6 @@ impl Store {
         };
         store.drop_abandoned_versions()?;
         Ok(store)
-    }
-
-    /// The underlying database (for hosts, statistics and compaction).
-    pub fn db(&self) -> &Arc<DB> {
-        &self.inner.db
     }
 
     /// The keys of namespace `ns` (Redis's numbered databases map to namespaces).
@@ -190,11 +205,10 @@ impl Store {
         // a rewrite would keep its merge operands unmerged on disk.
         let mut options = rocksdb::CompactOptions::default();
         options.set_bottommost_level_compaction(rocksdb::BottommostLevelCompaction::Force);
-        for cf in [self.meta_cf()?, self.pages_cf()?] {
-            self.inner.db.flush_cf(cf)?;
-            self.inner
-                .db
-                .compact_range_cf_opt(cf, None::<&[u8]>, None::<&[u8]>, &options);
+        let db = self.db()?;
+        for cf in [db.meta_cf()?, db.pages_cf()?] {
+            db.flush_cf(cf)?;
+            db.compact_range_cf_opt(cf, None::<&[u8]>, None::<&[u8]>, &options);
         }
         Ok(())
     }
@@ -202,9 +216,10 @@ impl Store {
     /// Makes every acknowledged write durable in the table files: syncs the write-ahead
     /// log and flushes both column families' memtables. For a clean shutdown.
     pub fn flush(&self) -> Result<()> {
-        self.inner.db.flush_wal(true)?;
-        for cf in [self.meta_cf()?, self.pages_cf()?] {
-            self.inner.db.flush_cf(cf)?;
+        let db = self.db()?;
+        db.flush_wal(true)?;
+        for cf in [db.meta_cf()?, db.pages_cf()?] {
+            db.flush_cf(cf)?;
         }
         Ok(())
     }
@@ -212,10 +227,8 @@ impl Store {
     /// A RocksDB integer property of the pages column family (see
     /// `rocksdb::properties`), summed over its levels where RocksDB does so.
     pub fn pages_property(&self, name: &str) -> Result<Option<u64>> {
-        Ok(self
-            .inner
-            .db
-            .property_int_value_cf(self.pages_cf()?, name)?)
+        let db = self.db()?;
+        Ok(db.property_int_value_cf(db.pages_cf()?, name)?)
     }
 
     /// Operands that merges in this process skipped as undecodable (see
@@ -226,19 +239,12 @@ impl Store {
 
     // ---- crate-internal plumbing for the typed handles ----
 
-    pub(crate) fn meta_cf(&self) -> Result<&rocksdb::ColumnFamily> {
-        self.cf(&self.inner.cfs.meta)
-    }
-
-    pub(crate) fn pages_cf(&self) -> Result<&rocksdb::ColumnFamily> {
-        self.cf(&self.inner.cfs.pages)
-    }
-
-    fn cf(&self, name: &str) -> Result<&rocksdb::ColumnFamily> {
-        self.inner
-            .db
-            .cf_handle(name)
-            .ok_or_else(|| Error::Storage(format!("column family '{name}' is gone")))
+    /// Empties the metadata cache, the count hints and the hot-page cache (after a
+    /// reopen, which may have replayed a write whose caller saw it fail).
+    fn clear_caches(&self) {
+        self.inner.cache.clear();
+        self.inner.hints.clear();
+        self.inner.hot.drop_prefix(&[]);
     }
 
     pub(crate) fn combiners(&self) -> &Combiners {
@@ -299,7 +305,8 @@ impl Store {
         if let Some(meta) = self.inner.cache.get(&mkey) {
             return Ok(Some(meta));
         }
-        let Some(raw) = self.inner.db.get_pinned_cf(self.meta_cf()?, &mkey)? else {
+        let db = self.db()?;
+        let Some(raw) = db.get_pinned_cf(db.meta_cf()?, &mkey)? else {
             return Ok(None);
         };
         let meta = Meta::decode(&raw).map_err(|source| Error::Corruption {
@@ -333,17 +340,6 @@ impl Store {
     fn delete_into(&self, batch: &mut Batch<'_>, ns: u16, key: &[u8], meta: &Meta) -> Result<()> {
         batch.delete_meta(&keys::meta_key(ns, key));
         batch.delete_pages(&keys::version_prefix(ns, key, meta.version))
-    }
-
-    /// A raw iterator over the pages column family (merged values).
-    pub(crate) fn page_iterator(
-        &self,
-        read_opts: ReadOptions,
-    ) -> Result<rocksdb::DBRawIterator<'_>> {
-        Ok(self
-            .inner
-            .db
-            .raw_iterator_cf_opt(self.pages_cf()?, read_opts))
     }
 
     /// Creates `key` from a dump's header chunk: metadata with a new version and the

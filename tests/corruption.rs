@@ -16,7 +16,7 @@ fn page_keys(store: &Store, key: &[u8]) -> Vec<Vec<u8>> {
     let mut prefix = 0u16.to_be_bytes().to_vec();
     prefix.extend_from_slice(&(key.len() as u32).to_be_bytes());
     prefix.extend_from_slice(key);
-    let db = store.db();
+    let db = store.db().unwrap();
     let cf = db.cf_handle(PAGES_CF).unwrap();
     db.iterator_cf(
         cf,
@@ -72,7 +72,7 @@ fn a_page_with_flipped_bytes() {
     let store = t.store();
     setup(store);
     bystanders_work(store, 1);
-    let db = store.db();
+    let db = store.db().unwrap();
     let cf = db.cf_handle(PAGES_CF).unwrap();
     // Every counter page of the sketch (not its tally) gets one byte flipped.
     for key in page_keys(store, b"sketch") {
@@ -100,7 +100,7 @@ fn an_operand_with_flipped_bytes() {
     let mut t = common::TempStore::new();
     let store = t.store().clone();
     setup(&store);
-    let db = store.db();
+    let db = store.db().unwrap();
     let cf = db.cf_handle(PAGES_CF).unwrap();
     let keys = page_keys(&store, b"filter");
     // A 50-item filter is one bit page plus the tally page.
@@ -121,10 +121,11 @@ fn an_operand_with_flipped_bytes() {
     operand[last] ^= 0x01;
     db.merge_cf(cf, page_key, &operand).unwrap();
     // The filter's pages were read (and cached) by its adds: reopen, as after a crash.
+    drop(db);
     drop(store);
     t.reopen();
     let store = t.store().clone();
-    let db = store.db();
+    let db = store.db().unwrap();
     let cf = db.cf_handle(PAGES_CF).unwrap();
     // Read while the operand sits in the memtable, after a flush, after a compaction.
     for step in 0..3 {
@@ -136,6 +137,7 @@ fn an_operand_with_flipped_bytes() {
             _ => store.compact().unwrap(),
         }
     }
+    drop(db);
     drop(store);
     t.reopen();
     assert_corruption_of(t.store().bloom("filter").exists("f1"), "filter");
@@ -148,7 +150,7 @@ fn corruption_reaches_redis_clients_as_an_error_reply() {
     setup(t.store());
     {
         let store = t.store();
-        let db = store.db();
+        let db = store.db().unwrap();
         let cf = db.cf_handle(PAGES_CF).unwrap();
         for key in page_keys(store, b"filter") {
             db.put_cf(cf, &key, b"not a page").unwrap();

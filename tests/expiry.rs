@@ -14,7 +14,7 @@ fn page_records(store: &Store, key: &[u8]) -> usize {
     let mut prefix = 0u16.to_be_bytes().to_vec();
     prefix.extend_from_slice(&(key.len() as u32).to_be_bytes());
     prefix.extend_from_slice(key);
-    let db = store.db();
+    let db = store.db().unwrap();
     let cf = db.cf_handle(PAGES_CF).unwrap();
     db.iterator_cf(cf, rocksdb::IteratorMode::Start)
         .map(|item| item.unwrap().0)

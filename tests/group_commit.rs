@@ -9,7 +9,12 @@ use std::sync::{Arc, Barrier};
 
 /// `(writes, syncs)` of the WAL, from RocksDB's own statistics.
 fn wal_counts(store: &rocksketch::Store) -> (u64, u64) {
-    let stats = store.db().property_value("rocksdb.stats").unwrap().unwrap();
+    let stats = store
+        .db()
+        .unwrap()
+        .property_value("rocksdb.stats")
+        .unwrap()
+        .unwrap();
     let line = stats
         .lines()
         .find(|l| l.starts_with("Cumulative WAL:"))

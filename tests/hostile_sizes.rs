@@ -86,11 +86,9 @@ fn a_merge_that_overflows_changes_nothing_and_leaves_no_pages() {
     other.incr_by(&[("z", 7)]).unwrap();
     store.compact().unwrap();
     let count_pages = || {
-        let cf = store.db().cf_handle(rocksketch::PAGES_CF).unwrap();
-        store
-            .db()
-            .iterator_cf(cf, rocksdb::IteratorMode::Start)
-            .count()
+        let db = store.db().unwrap();
+        let cf = db.cf_handle(rocksketch::PAGES_CF).unwrap();
+        db.iterator_cf(cf, rocksdb::IteratorMode::Start).count()
     };
     let pages = count_pages();
     // k - 2·other: "z"'s counters go negative, on whichever pages they fall.

@@ -600,7 +600,7 @@ fn expiry_commands_and_the_background_sweep() {
     server.stop();
     let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
     assert_eq!(store.sweep_expired(None, 100).unwrap(), (0, None));
-    let db = store.db();
+    let db = store.db().unwrap();
     let meta = db.cf_handle(rocksketch::META_CF).unwrap();
     assert_eq!(
         db.iterator_cf(meta, rocksdb::IteratorMode::Start).count(),

@@ -56,7 +56,8 @@ impl Cms {
         if reads > MAX_MERGE_READS {
             return Err(CmsError::MergeTooLarge.into());
         }
-        let snapshot = self.store.db().snapshot();
+        let db = self.store.db()?;
+        let snapshot = db.snapshot();
         let mut read_opts = ReadOptions::default();
         read_opts.set_snapshot(&snapshot);
 

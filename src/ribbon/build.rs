@@ -85,7 +85,8 @@ impl RibbonFilter {
         let end = keys::page_key(prefix, STAGE_SUB, to << STAGE_BITS);
         let mut read_opts = ReadOptions::default();
         read_opts.set_iterate_upper_bound(end);
-        let mut iter = self.store.page_iterator(read_opts)?;
+        let db = self.store.db()?;
+        let mut iter = db.raw_iterator_cf_opt(db.pages_cf()?, read_opts);
         iter.seek(&start);
         let mut hashes = Vec::new();
         while let Some(value) = iter.value() {

@@ -2,16 +2,16 @@
 //! every write (see [`super::hot`]).
 
 use super::hot::PageWrite;
-use super::Store;
+use super::{Db, Store};
 use crate::error::{Error, Result};
 use crate::keys;
-use rocksdb::{ColumnFamily, WriteBatch};
+use rocksdb::WriteBatch;
 
-/// Metadata and page writes, applied atomically by [`Store::write`].
+/// Metadata and page writes, applied atomically by [`Store::write`] to the database
+/// they were made for.
 pub(crate) struct Batch<'a> {
     pub(super) inner: WriteBatch,
-    meta_cf: &'a ColumnFamily,
-    pages_cf: &'a ColumnFamily,
+    db: Db<'a>,
     /// Page writes in order, for the cache (empty when the cache is off).
     pub(super) pages: Vec<(Vec<u8>, PageWrite)>,
     /// Key versions whose pages the batch range-deletes.
@@ -22,10 +22,13 @@ pub(crate) struct Batch<'a> {
 impl Store {
     /// An empty batch.
     pub(crate) fn batch(&self) -> Result<Batch<'_>> {
+        let db = self.db()?;
+        // Checked here, so the writers below find them (a database keeps its families).
+        db.meta_cf()?;
+        db.pages_cf()?;
         Ok(Batch {
             inner: WriteBatch::default(),
-            meta_cf: self.meta_cf()?,
-            pages_cf: self.pages_cf()?,
+            db,
             pages: Vec::new(),
             dropped: Vec::new(),
             track: self.inner.hot.enabled(),
@@ -36,7 +39,10 @@ impl Store {
     pub(crate) fn write(&self, batch: Batch<'_>) -> Result<()> {
         let hot = &self.inner.hot;
         hot.begin_writes(batch.pages.iter().map(|(key, _)| key.as_slice()));
-        let written = self.inner.db.write_opt(batch.inner, &self.inner.write_opts);
+        let written = batch.db.write_opt(batch.inner, &self.inner.write_opts);
+        if let (Err(e), Some(watch)) = (&written, &self.inner.watch) {
+            watch.write_failed(e);
+        }
         let pages = batch
             .pages
             .iter()
@@ -53,7 +59,9 @@ impl Store {
 impl Batch<'_> {
     /// Appends an operand to a page.
     pub(crate) fn merge_page(&mut self, key: Vec<u8>, operand: Vec<u8>) {
-        self.inner.merge_cf(self.pages_cf, &key, &operand);
+        if let Ok(cf) = self.db.pages_cf() {
+            self.inner.merge_cf(cf, &key, &operand);
+        }
         if self.track {
             self.pages.push((key, PageWrite::Merge(operand)));
         }
@@ -61,7 +69,9 @@ impl Batch<'_> {
 
     /// Replaces a page.
     pub(crate) fn put_page(&mut self, key: Vec<u8>, value: impl AsRef<[u8]>) {
-        self.inner.put_cf(self.pages_cf, &key, value);
+        if let Ok(cf) = self.db.pages_cf() {
+            self.inner.put_cf(cf, &key, value);
+        }
         if self.track {
             self.pages.push((key, PageWrite::Drop));
         }
@@ -78,7 +88,9 @@ impl Batch<'_> {
     /// Deletes the pages in `[from, to)`, and drops cached pages under `cached` (which
     /// must cover the range).
     pub(crate) fn delete_page_range(&mut self, from: &[u8], to: &[u8], cached: &[u8]) {
-        self.inner.delete_range_cf(self.pages_cf, from, to);
+        if let Ok(cf) = self.db.pages_cf() {
+            self.inner.delete_range_cf(cf, from, to);
+        }
         if self.track {
             self.dropped.push(cached.to_vec());
         }
@@ -86,12 +98,16 @@ impl Batch<'_> {
 
     /// Writes a metadata record.
     pub(crate) fn put_meta(&mut self, key: &[u8], value: &[u8]) {
-        self.inner.put_cf(self.meta_cf, key, value);
+        if let Ok(cf) = self.db.meta_cf() {
+            self.inner.put_cf(cf, key, value);
+        }
     }
 
     /// Deletes a metadata record.
     pub(crate) fn delete_meta(&mut self, key: &[u8]) {
-        self.inner.delete_cf(self.meta_cf, key);
+        if let Ok(cf) = self.db.meta_cf() {
+            self.inner.delete_cf(cf, key);
+        }
     }
 
     /// Bytes of the batch's records.

@@ -47,6 +47,10 @@ impl<V: Clone> BoundedMap<V> {
     pub(crate) fn remove(&self, key: &[u8]) {
         self.map.write().remove(key);
     }
+
+    pub(crate) fn clear(&self) {
+        self.map.write().clear();
+    }
 }
 
 /// Drops an arbitrary entry if the map is full and `key` is not in it.

@@ -22,7 +22,8 @@ impl Store {
                 "sweep_expired needs a limit of at least 1 record".to_owned(),
             ));
         }
-        let cf = self.meta_cf()?;
+        let db = self.db()?;
+        let cf = db.meta_cf()?;
         let mode = match cursor {
             Some(from) => IteratorMode::From(from, rocksdb::Direction::Forward),
             None => IteratorMode::Start,
@@ -30,7 +31,7 @@ impl Store {
         let now = now_ms();
         let mut expired = Vec::new();
         let mut next = None;
-        for (seen, item) in self.inner.db.iterator_cf(cf, mode).enumerate() {
+        for (seen, item) in db.iterator_cf(cf, mode).enumerate() {
             let (raw_key, raw_meta) = item?;
             if seen == limit {
                 next = Some(raw_key.to_vec());
@@ -45,6 +46,7 @@ impl Store {
                 }
             }
         }
+        drop(db);
         let mut deleted = 0;
         for (ns, key) in expired {
             let guard = self.lock(ns, &key);

@@ -107,12 +107,11 @@ impl Namespace {
         mut visit: impl FnMut(&[u8], &Meta) -> bool,
     ) -> Result<()> {
         let start = keys::meta_key(self.ns, after.unwrap_or_default());
-        let cf = self.store.meta_cf()?;
-        let iter = self
-            .store
-            .inner
-            .db
-            .iterator_cf(cf, IteratorMode::From(&start, rocksdb::Direction::Forward));
+        let db = self.store.db()?;
+        let iter = db.iterator_cf(
+            db.meta_cf()?,
+            IteratorMode::From(&start, rocksdb::Direction::Forward),
+        );
         let now = now_ms();
         for item in iter {
             let (raw_key, raw_meta) = item?;

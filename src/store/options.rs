@@ -1,7 +1,9 @@
 //! How a store opens its database: its options and column families.
 
+use crate::error::{Error, Result};
 use crate::operator::register_merge_operator;
-use rocksdb::{BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType};
+use rocksdb::{BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType, DB};
+use std::path::Path;
 
 /// Name of the column family that holds metadata records.
 pub const META_CF: &str = "meta";
@@ -80,6 +82,38 @@ impl StoreOptions {
             ColumnFamilyDescriptor::new(PAGES_CF, self.pages_cf_options(cache)),
         ]
     }
+}
+
+/// Opens (creating if needed) the database of [`super::Store::open`] in `dir`, or opens it
+/// read-only (for reads while a reopen after a write error fails).
+pub(super) fn open_db(
+    dir: &Path,
+    options: &StoreOptions,
+    cache: &Cache,
+    read_only: bool,
+) -> Result<DB> {
+    let mut db_opts = rocksdb::Options::default();
+    db_opts.create_if_missing(true);
+    db_opts.create_missing_column_families(true);
+    db_opts.set_max_background_jobs(2);
+    let cfs = options.column_families(cache);
+    if read_only {
+        return Ok(DB::open_cf_descriptors_read_only(
+            &db_opts, dir, cfs, false,
+        )?);
+    }
+    let db = DB::open_cf_descriptors(&db_opts, dir, cfs)?;
+    if options.max_successive_merges > 0 {
+        // Hold the bound even when the page's base value is in a file not yet in
+        // the block cache (right after a flush); otherwise RocksDB skips the fold
+        // and a page's operands pile up until some read caches its block.
+        // rust-rocksdb has no setter for it; RocksDB takes it as a string option.
+        let pages = db
+            .cf_handle(PAGES_CF)
+            .ok_or_else(|| Error::Storage("pages column family missing".to_owned()))?;
+        db.set_options_cf(pages, &[("strict_max_successive_merges", "true")])?;
+    }
+    Ok(db)
 }
 
 fn table_options(cache: &Cache) -> BlockBasedOptions {

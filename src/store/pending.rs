@@ -46,8 +46,9 @@ impl Store {
     /// Drops the pages of every pending write a previous process left unfinished.
     pub(super) fn drop_abandoned_versions(&self) -> Result<()> {
         let start = keys::meta_key(INTERNAL_NS, PENDING_TAG);
-        let iter = self.inner.db.iterator_cf(
-            self.meta_cf()?,
+        let db = self.db()?;
+        let iter = db.iterator_cf(
+            db.meta_cf()?,
             IteratorMode::From(&start, rocksdb::Direction::Forward),
         );
         let mut abandoned = Vec::new();
@@ -91,9 +92,9 @@ mod tests {
             .get_pages(&[page(&pending), page(&live)], &ReadOptions::default())
             .unwrap();
         assert_eq!(got, vec![None, Some(b"kept".to_vec())]);
-        let marker = store
-            .db()
-            .get_cf(store.meta_cf().unwrap(), pending_key(&pending))
+        let db = store.db().unwrap();
+        let marker = db
+            .get_cf(db.meta_cf().unwrap(), pending_key(&pending))
             .unwrap();
         assert_eq!(marker, None);
     }

@@ -145,10 +145,9 @@ impl Store {
         page_keys: &[K],
         read_opts: &ReadOptions,
     ) -> Result<Vec<Option<Vec<u8>>>> {
-        let cf = self.pages_cf()?;
-        self.inner
-            .db
-            .multi_get_cf_opt(page_keys.iter().map(|k| (cf, k)), read_opts)
+        let db = self.db()?;
+        let cf = db.pages_cf()?;
+        db.multi_get_cf_opt(page_keys.iter().map(|k| (cf, k)), read_opts)
             .into_iter()
             .map(|r| r.map_err(Error::from))
             .collect()

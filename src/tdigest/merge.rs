@@ -46,7 +46,8 @@ impl TDigest {
                 .unwrap_or(1),
         };
 
-        let snapshot = self.store.db().snapshot();
+        let db = self.store.db()?;
+        let snapshot = db.snapshot();
         let mut read_opts = ReadOptions::default();
         read_opts.set_snapshot(&snapshot);
         let mut result = Digest::new(compression);

@@ -92,11 +92,9 @@ pub fn transcript(name: &str) -> Vec<(Vec<Vec<u8>>, serde_json::Value)> {
 /// Page records left in the pages column family after a full compaction.
 pub fn pages_after_compaction(store: &Store) -> usize {
     store.compact().unwrap();
-    let cf = store.db().cf_handle(rocksketch::PAGES_CF).unwrap();
-    store
-        .db()
-        .iterator_cf(cf, rocksdb::IteratorMode::Start)
-        .count()
+    let db = store.db().unwrap();
+    let cf = db.cf_handle(rocksketch::PAGES_CF).unwrap();
+    db.iterator_cf(cf, rocksdb::IteratorMode::Start).count()
 }
 
 /// Replays a transcript in `vectors/` against `ns` and asserts every reply equals the
@@ -174,7 +172,7 @@ pub fn write_fixture(path: &Path, phase: fn(&Store, u32)) {
         phase(&store, 0);
         store.compact().unwrap();
         phase(&store, 1);
-        let db = store.db();
+        let db = store.db().unwrap();
         db.flush_cf(db.cf_handle(rocksketch::PAGES_CF).unwrap())
             .unwrap();
         phase(&store, 2);

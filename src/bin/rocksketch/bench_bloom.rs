@@ -26,13 +26,9 @@ fn open_filter(
 /// Bytes of SST files in the pages column family (after a compaction: the filter's size
 /// on disk).
 pub fn pages_bytes_on_disk(store: &Store) -> Result<u64, String> {
-    let cf = store
-        .db()
-        .cf_handle(PAGES_CF)
-        .ok_or("no pages column family")?;
-    store
-        .db()
-        .property_int_value_cf(cf, "rocksdb.total-sst-files-size")
+    let db = store.db().map_err(|e| e.to_string())?;
+    let cf = db.cf_handle(PAGES_CF).ok_or("no pages column family")?;
+    db.property_int_value_cf(cf, "rocksdb.total-sst-files-size")
         .map_err(|e| e.to_string())?
         .ok_or_else(|| "no SST size property".to_owned())
 }

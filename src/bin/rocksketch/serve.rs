@@ -86,7 +86,15 @@ pub fn run(argv: &[String]) -> Result<(), String> {
     );
     let _ = std::io::stdout().flush();
     match server.run() {
-        Ok(()) => println!("rocksketch: stopped; every acknowledged write is on disk"),
+        // Whoever started the server may have closed its end of standard output since
+        // reading the line above: a failed write here must not turn a clean stop into a
+        // panic.
+        Ok(()) => {
+            let _ = writeln!(
+                std::io::stdout(),
+                "rocksketch: stopped; every acknowledged write is on disk"
+            );
+        }
         // A store in an error state (a full disk) cannot flush its memtables; what was
         // acknowledged is in the write-ahead log, which the next start replays.
         Err(e) => eprintln!(

@@ -95,6 +95,7 @@ impl Store {
     pub fn open(dir: impl AsRef<Path>, options: StoreOptions) -> Result<Store> {
         let cache = Cache::new_lru_cache(options.block_cache_bytes);
         let db = options::open_db(dir.as_ref(), &options, &cache, false)?;
+        options::report_dropped_wal_bytes(dir.as_ref());
         let watch = recover::Watch::new(dir.as_ref(), options.clone(), cache);
         let store = Store::build(
             Arc::new(db),

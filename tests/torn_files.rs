@@ -1,6 +1,6 @@
 //! Torn and damaged files, as a crash or a disk leaves them: a write-ahead log whose last
 //! record is cut at any byte, or followed by garbage, opens with every complete record
-//! and none of the torn one; a flipped byte inside a table file's block makes reads of
+//! and none of the torn one, and the log says how many bytes were dropped; a flipped byte inside a table file's block makes reads of
 //! the keys in that block answer a corruption error naming the key, while other keys
 //! and writes go on; a data directory locked by another process is refused at open.
 
@@ -8,6 +8,32 @@ mod common;
 
 use rocksketch::{Error, Store, StoreOptions};
 use std::path::{Path, PathBuf};
+
+/// The engine's log records, kept for the tests to read.
+struct Captured;
+
+static LINES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+static CAPTURED: Captured = Captured;
+
+impl log::Log for Captured {
+    fn enabled(&self, _: &log::Metadata) -> bool {
+        true
+    }
+
+    fn log(&self, record: &log::Record) {
+        LINES.lock().unwrap().push(record.args().to_string());
+    }
+
+    fn flush(&self) {}
+}
+
+/// The log lines so far that mention `dir`.
+fn logged_about(dir: &Path) -> Vec<String> {
+    let _ = log::set_logger(&CAPTURED).map(|()| log::set_max_level(log::LevelFilter::Warn));
+    let dir = dir.to_string_lossy().into_owned();
+    let lines = LINES.lock().unwrap();
+    lines.iter().filter(|l| l.contains(&dir)).cloned().collect()
+}
 
 fn open(dir: &Path) -> Store {
     Store::open(dir, StoreOptions::default()).unwrap()
@@ -33,6 +59,7 @@ fn count(store: &Store) -> u32 {
 #[test]
 fn a_wal_cut_anywhere_in_its_last_record_opens_with_every_complete_record() {
     let live = tempfile::tempdir().unwrap();
+    logged_about(live.path());
     let store = open(live.path());
     store.cms("c").init_by_dim(64, 2).unwrap();
     let mut ends = Vec::new();
@@ -58,6 +85,15 @@ fn a_wal_cut_anywhere_in_its_last_record_opens_with_every_complete_record() {
         let store = open(dir.path());
         let expected = if cut == last { 10 } else { 9 };
         assert_eq!(count(&store), expected, "WAL cut at {cut} of {last}");
+        // The server's log says what was dropped, when something was.
+        let said = logged_about(dir.path());
+        let torn = cut != before_last && cut != last;
+        assert_eq!(said.len(), usize::from(torn), "cut at {cut}: {said:?}");
+        if torn {
+            let dropped = format!("dropping {} bytes", cut - before_last);
+            assert!(said[0].contains("torn write-ahead log tail"), "{said:?}");
+            assert!(said[0].contains(&dropped), "cut at {cut}: {said:?}");
+        }
         // And the store goes on.
         store.cms("c").incr_by(&[("x", 1)]).unwrap();
         assert_eq!(count(&store), expected + 1);

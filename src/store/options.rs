@@ -116,6 +116,20 @@ pub(super) fn open_db(
     Ok(db)
 }
 
+/// Says in the log (the `log` facade, where a server's operator looks) what the open just
+/// dropped of torn write-ahead logs: RocksDB writes it only to its own `LOG` file, as
+/// `<file>: dropping <n> bytes; Corruption: truncated record body` and the like. A crash
+/// during an append leaves such a tail; the writes in it were never acknowledged.
+pub(super) fn report_dropped_wal_bytes(dir: &Path) {
+    let Ok(text) = std::fs::read_to_string(dir.join("LOG")) else {
+        return;
+    };
+    for line in text.lines().filter(|l| l.contains(": dropping ")) {
+        let what = line.split_once("] ").map_or(line, |(_, what)| what);
+        log::warn!("opening the database dropped a torn write-ahead log tail: {what}");
+    }
+}
+
 fn table_options(cache: &Cache) -> BlockBasedOptions {
     let mut table = BlockBasedOptions::default();
     table.set_block_cache(cache);

@@ -97,15 +97,9 @@ impl Store {
         let db = options::open_db(dir.as_ref(), &options, &cache, false)?;
         options::report_dropped_wal_bytes(dir.as_ref());
         let watch = recover::Watch::new(dir.as_ref(), options.clone(), cache);
-        let store = Store::build(
-            Arc::new(db),
-            ColumnFamilies::default(),
-            options,
-            Some(watch),
-        )?;
-        if let Some(watch) = &store.inner.watch {
-            watch.start(Arc::downgrade(&store.inner))?;
-        }
+        let cfs = ColumnFamilies::default();
+        let store = Store::build(Arc::new(db), cfs, options, Some(Arc::clone(&watch)))?;
+        watch.start(Arc::downgrade(&store.inner))?;
         Ok(store)
     }
 

@@ -194,7 +194,8 @@ impl Watch {
             }
             Err(e) => {
                 log::warn!("reopening the database failed ({e}); serving reads only");
-                state_retry(&self.state);
+                // A full grace period before the next try.
+                self.state.lock().room_since = None;
                 match open_db(&self.dir, &self.options, &self.cache, true) {
                     Ok(db) => slot.fill(Arc::new(Slot::Open(Arc::new(db)))),
                     Err(e) => log::warn!("opening the database read-only failed too: {e}"),
@@ -202,11 +203,6 @@ impl Watch {
             }
         }
     }
-}
-
-/// After a failed reopen: wait a full grace period before the next.
-fn state_retry(state: &Mutex<State>) {
-    state.lock().room_since = None;
 }
 
 /// Bytes of the write-ahead logs in `dir`.

@@ -29,6 +29,22 @@ impl Value {
     }
 }
 
+/// A server over a temporary directory; bind it as `let (_dir, server)`, so the server
+/// stops before its directory goes.
+pub fn temp_server() -> (tempfile::TempDir, TestServer) {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path(), ServerConfig::default());
+    (dir, server)
+}
+
+pub fn error(text: &str) -> Value {
+    Value::Error(text.to_owned())
+}
+
+pub fn ok() -> Value {
+    Value::Simple("OK".to_owned())
+}
+
 /// A server on a free loopback port over a store in `dir`, run on its own thread.
 pub struct TestServer {
     pub addr: SocketAddr,

@@ -24,7 +24,7 @@ mod dump;
 mod sizing;
 
 pub use debug::SubFilterInfo;
-use sizing::{hashes, validate, validate_stored, Sub};
+use sizing::{chain, hashes, sub_of, validate, validate_stored, Sub};
 
 /// RedisBloom's defaults for a filter created by `BF.ADD`.
 pub const DEFAULT_ERROR: f64 = 0.01;
@@ -134,7 +134,7 @@ impl BloomFilter {
                 continue;
             }
             let mut newest = params.filters - 1;
-            if counts[newest as usize] >= Sub::of(&params, newest).capacity {
+            if counts[newest as usize] >= sub_of(&params, newest).capacity {
                 if params.expansion == 0 {
                     outcome = Err(BloomError::NonScalingFull.into());
                     break;
@@ -146,7 +146,7 @@ impl BloomFilter {
                 params.filters += 1;
                 newest += 1;
             }
-            let sub = Sub::of(&params, newest);
+            let sub = sub_of(&params, newest);
             let (page, bits) = sub.locate(*h);
             fresh.extend(bits.iter().map(|bit| (newest, page, *bit)));
             new_bits.entry((newest, page)).or_default().extend(bits);
@@ -176,13 +176,13 @@ impl BloomFilter {
     ) -> Result<BitPages> {
         let wanted: Vec<(u32, u32)> = (0..params.filters)
             .flat_map(|i| {
-                let sub = Sub::of(params, i);
+                let sub = sub_of(params, i);
                 hashed.iter().map(move |h| (i, sub.locate(*h).0))
             })
             .collect();
         self.store
             .read_chain_pages(&self.key, "a bit page", prefix, wanted, |i, page| {
-                self.check_page(page, &Sub::of(params, i))
+                self.check_page(page, &sub_of(params, i))
             })
     }
 
@@ -215,7 +215,7 @@ impl BloomFilter {
         }
         let mut batch = self.store.batch()?;
         for ((i, page), bits) in new_bits {
-            let delta = BitDelta::sparse(Sub::of(params, i).page_bits, bits)
+            let delta = BitDelta::sparse(sub_of(params, i).page_bits, bits)
                 .map_err(|e| Error::InvalidArgument(e.to_string()))?;
             batch.merge_page(keys::page_key(prefix, i as u16, page), delta.encode());
         }
@@ -273,8 +273,7 @@ impl BloomFilter {
         let newest = params.filters - 1;
         let hint = self.store.count_hint(&self.key, &prefix, newest)?;
         let n = items.len() as u64;
-        if hint.fetch_add(n, Ordering::Relaxed).saturating_add(n)
-            > Sub::of(&params, newest).capacity
+        if hint.fetch_add(n, Ordering::Relaxed).saturating_add(n) > sub_of(&params, newest).capacity
         {
             hint.fetch_sub(n, Ordering::Relaxed);
             return Ok(false);
@@ -354,7 +353,7 @@ impl BloomFilter {
             .typed_meta(KeyType::Bloom)?
             .ok_or(BloomError::NotFound)?;
         let params = bloom_params(&meta)?;
-        let subs: Vec<Sub> = (0..params.filters).map(|i| Sub::of(&params, i)).collect();
+        let subs: Vec<Sub> = (0..params.filters).map(|i| sub_of(&params, i)).collect();
         Ok(BloomInfo {
             capacity: subs.iter().map(|s| s.capacity).sum(),
             size: subs.iter().map(Sub::bytes).sum(),
@@ -416,7 +415,7 @@ fn contains(
     h: (u64, u64),
 ) -> bool {
     (0..params.filters).any(|i| {
-        let (page, bits) = Sub::of(params, i).locate(h);
+        let (page, bits) = sub_of(params, i).locate(h);
         let read = match pages.get(&(i, page)).map(|p| &**p) {
             Some(Page::Bits(p)) => Some(p),
             _ => None,
@@ -437,7 +436,7 @@ fn add_operands<I: AsRef<[u8]>>(
     items: &[I],
 ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
     let newest = params.filters - 1;
-    let sub = Sub::of(params, newest);
+    let sub = sub_of(params, newest);
     let mut located: Vec<(u32, Vec<u32>)> = items
         .iter()
         .map(|i| sub.locate(hashes(i.as_ref())))

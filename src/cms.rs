@@ -1,10 +1,9 @@
 //! Count-min sketches: RedisBloom's semantics on blind-merge pages.
 //!
-//! Counters are laid out row-major (`row * width + column`) and cut into pages of
-//! `page_cells` counters; row `i` of an item is column `murmur2(item, i) % width`, so
-//! every estimate equals RedisBloom's. An increment writes one sparse delta operand per
-//! page it touches and one tally delta for the total count, in one write batch, without
-//! reading anything.
+//! Counters are laid out row-major and cut into pages
+//! ([`rocksketch_merge::layout::cms`]), so every estimate equals RedisBloom's. An
+//! increment writes one sparse delta operand per page it touches and one tally delta for
+//! the total count, in one write batch, without reading anything.
 
 mod baseline;
 mod merge;
@@ -16,7 +15,7 @@ use crate::meta::{CmsParams, KeyType, Meta, Params};
 use crate::store::{KeyGuard, Store};
 use rocksdb::ReadOptions;
 use rocksketch_merge::counter::CounterDelta;
-use rocksketch_merge::hash::murmur2;
+use rocksketch_merge::layout::cms::CmsLayout;
 use rocksketch_merge::tally::Tally;
 use std::collections::{BTreeMap, HashMap};
 
@@ -66,28 +65,27 @@ impl Layout {
         }
     }
 
-    fn cells(&self) -> u64 {
-        u64::from(self.params.width) * u64::from(self.params.depth)
+    fn shape(&self) -> CmsLayout {
+        CmsLayout {
+            width: self.params.width,
+            depth: self.params.depth,
+            page_cells: self.params.page_cells,
+        }
     }
 
     fn pages(&self) -> u32 {
-        self.cells().div_ceil(u64::from(self.params.page_cells)) as u32
+        self.shape().pages()
     }
 
     /// Counters in page `page` (the last page may be short).
     fn page_len(&self, page: u32) -> u32 {
-        let cells_per = u64::from(self.params.page_cells);
-        (self.cells() - u64::from(page) * cells_per).min(cells_per) as u32
+        self.shape().page_len(page)
     }
 
     /// `(page, offset)` of `item`'s counter in each row.
-    fn slots<'a>(&'a self, item: &'a [u8]) -> impl Iterator<Item = (u32, u32)> + 'a {
-        let width = u64::from(self.params.width);
-        let cells_per = u64::from(self.params.page_cells);
-        (0..self.params.depth).map(move |row| {
-            let cell = u64::from(row) * width + u64::from(murmur2(item, row)) % width;
-            ((cell / cells_per) as u32, (cell % cells_per) as u32)
-        })
+    fn slots<'a>(&self, item: &'a [u8]) -> impl Iterator<Item = (u32, u32)> + 'a {
+        let shape = self.shape();
+        (0..shape.depth).map(move |row| shape.slot(item, row))
     }
 
     fn page_key(&self, page: u32) -> Vec<u8> {

@@ -19,8 +19,8 @@ use crate::error::{CuckooError, Error, Result};
 use crate::keys::{self, TALLY_SUB};
 use crate::meta::{CuckooParams, KeyType, Meta, Params};
 use crate::store::{Batch, KeyGuard, Store};
-use rocksketch_merge::cuckoo::{FpOp, FpOps, Shape};
-use rocksketch_merge::hash::murmur64a;
+use rocksketch_merge::cuckoo::{FpOp, FpOps};
+use rocksketch_merge::layout::{self, cuckoo::CuckooChain, cuckoo::CuckooSub as Sub};
 use rocksketch_merge::tally::Tally;
 use rocksketch_merge::Page;
 use std::collections::HashMap;
@@ -67,65 +67,22 @@ pub struct CuckooInfo {
     pub max_iterations: u16,
 }
 
-/// The share of a sub-filter's slots it fills before the chain grows: what page-local
-/// cuckoo hashing reaches with next to nothing in the stashes and short kick chains.
-/// Reads replay a page's pending inserts, kicks included, so the last few percent of
-/// load cost read latency: with buckets of 4, a 95 % target put exists' p99 before
-/// compaction at 4.5x its p99 after; 93 % puts it at 1.5x (`bench cf-add`).
-fn load_target(bucket_size: u8) -> f64 {
-    match bucket_size {
-        1 => 0.5,
-        2 => 0.84,
-        3 => 0.9,
-        4..=7 => 0.93,
-        _ => 0.97,
+/// What shapes the sub-filters of a filter with these parameters.
+fn chain(params: &CuckooParams) -> CuckooChain {
+    CuckooChain {
+        buckets: params.buckets,
+        bucket_size: params.bucket_size,
+        fp_bits: params.fp_bits,
+        expansion: params.expansion,
+        page_buckets: params.page_buckets,
     }
 }
 
-/// The shape of one sub-filter.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Sub {
-    buckets: u64,
-    page_buckets: u32,
-    pages: u32,
-    /// Items it takes before the chain grows.
-    target: u64,
-    shape: Shape,
-}
-
-impl Sub {
-    fn of(params: &CuckooParams, index: u32) -> Result<Sub> {
-        let growth = u64::from(params.expansion.max(1)).saturating_pow(index);
-        let buckets = u64::from(params.buckets)
-            .saturating_mul(growth)
-            .min(1 << 40);
-        let page_buckets = u64::from(params.page_buckets).min(buckets) as u32;
-        let pages = u32::try_from(buckets / u64::from(page_buckets))
-            .map_err(|_| Error::InvalidArgument("cuckoo sub-filter too large".to_owned()))?;
-        let slots = buckets * u64::from(params.bucket_size);
-        let shape = Shape::new(params.fp_bits, params.bucket_size, page_buckets)
-            .map_err(|e| Error::InvalidArgument(e.to_string()))?;
-        Ok(Sub {
-            buckets,
-            page_buckets,
-            pages,
-            target: ((slots as f64) * load_target(params.bucket_size)) as u64,
-            shape,
-        })
-    }
-
-    /// The page and the bucket within it of an item with hash `h`.
-    fn locate(&self, h: u64) -> (u32, u32) {
-        let i = h & (self.buckets - 1);
-        (
-            (i / u64::from(self.page_buckets)) as u32,
-            (i % u64::from(self.page_buckets)) as u32,
-        )
-    }
-
-    fn bytes(&self, fp_bits: u8) -> u64 {
-        (self.buckets * u64::from(self.shape.bucket_size) * u64::from(fp_bits)).div_ceil(8)
-    }
+/// The shape of sub-filter `index`.
+fn sub_of(params: &CuckooParams, index: u32) -> Result<Sub> {
+    chain(params)
+        .sub(index)
+        .map_err(|e| Error::InvalidArgument(e.to_string()))
 }
 
 /// The layouts of a chain's sub-filters, and pages keyed by (sub-filter, page).
@@ -144,12 +101,7 @@ fn hash_all<I: AsRef<[u8]>>(items: &[I], fp_bits: u8) -> Vec<Hashed> {
 }
 
 fn hashed(item: &[u8], fp_bits: u8) -> Hashed {
-    let h = murmur64a(item, 0);
-    let fp = match fp_bits {
-        8 => h % 255 + 1,
-        12 => h % 4095 + 1,
-        _ => h % 65535 + 1,
-    } as u16;
+    let (h, fp) = layout::cuckoo::hash(item, fp_bits);
     Hashed { h, fp }
 }
 
@@ -233,7 +185,7 @@ impl CuckooFilter {
         let params = cuckoo_params(&meta)?;
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
         let newest = params.filters - 1;
-        let sub = Sub::of(&params, newest)?;
+        let sub = sub_of(&params, newest)?;
         let hint = self.store.count_hint(&self.key, &prefix, newest)?;
         let n = items.len() as u64;
         if hint.fetch_add(n, Ordering::Relaxed).saturating_add(n) > sub.target {
@@ -344,7 +296,7 @@ impl CuckooFilter {
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
         let h = hashed(item.as_ref(), params.fp_bits);
         for sub_index in (0..params.filters).rev() {
-            let sub = Sub::of(&params, sub_index)?;
+            let sub = sub_of(&params, sub_index)?;
             let (page, bucket) = sub.locate(h.h);
             let stored = self.read_page(&prefix, sub_index, page, &sub)?;
             let Some(stored) = stored.as_deref().and_then(Page::as_fp) else {
@@ -412,7 +364,7 @@ impl CuckooFilter {
         let counts = self.counts(&prefix)?;
         let mut newest = params.filters - 1;
         let mut grown = None;
-        if counts.get(newest as usize) >= Sub::of(&params, newest)?.target {
+        if counts.get(newest as usize) >= sub_of(&params, newest)?.target {
             if params.expansion == 0 {
                 return Err(CuckooError::FilterFull.into());
             }
@@ -446,7 +398,7 @@ impl CuckooFilter {
         sub_index: u32,
         items: &[Hashed],
     ) -> Result<Batch<'_>> {
-        let sub = Sub::of(params, sub_index)?;
+        let sub = sub_of(params, sub_index)?;
         let mut by_page: std::collections::BTreeMap<u32, Vec<FpOp>> = Default::default();
         for h in items {
             let (page, bucket) = sub.locate(h.h);

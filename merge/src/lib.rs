@@ -17,6 +17,7 @@ pub mod cuckoo;
 pub mod error;
 pub mod hash;
 pub mod header;
+pub mod layout;
 mod merge;
 pub mod page;
 pub mod ribbon;

@@ -1,7 +1,7 @@
 //! Baselines for `rocksketch bench bf-add`: the same add written the way other designs
 //! write it, over the same layout.
 
-use super::{add_operands, hashes, BloomFilter, Sub};
+use super::{add_operands, hashes, sub_of, BloomFilter};
 use crate::error::{Error, Result};
 use crate::keys::{self, TALLY_SUB};
 use rocksdb::ReadOptions;
@@ -16,7 +16,7 @@ impl BloomFilter {
         let guard = self.store.lock(self.ns, &self.key);
         let (_, params, prefix) = self.existing(&guard)?;
         let newest = params.filters - 1;
-        let sub = Sub::of(&params, newest);
+        let sub = sub_of(&params, newest);
         let (page_no, bits) = sub.locate(hashes(item.as_ref()));
         let page_key = keys::page_key(&prefix, newest as u16, page_no);
         let mut page = match self

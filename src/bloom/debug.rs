@@ -1,6 +1,6 @@
 //! `BF.DEBUG`: the chain's sub-filters as RedisBloom describes them.
 
-use super::{BloomFilter, Sub};
+use super::{chain, sub_of, BloomFilter};
 use crate::error::Result;
 
 /// One sub-filter as `BF.DEBUG` reports it.
@@ -25,14 +25,14 @@ impl BloomFilter {
         let counts = self.counts(&prefix)?;
         let subs = (0..params.filters)
             .map(|i| {
-                let sub = Sub::of(&params, i);
+                let sub = sub_of(&params, i);
                 SubFilterInfo {
                     bytes: sub.bytes(),
                     bits: sub.bytes() * 8,
                     hashes: sub.hashes,
                     capacity: sub.capacity,
                     items: counts.slots().get(i as usize).copied().unwrap_or(0),
-                    error: Sub::target(&params, i).1,
+                    error: chain(&params).target(i).1,
                 }
             })
             .collect();

@@ -14,7 +14,7 @@
 //! `SCANDUMP` says the dump must restart, instead of sending chunks the header does
 //! not describe. "position" is meant wherever the layout above says "cursor".
 
-use super::{bloom_params, BloomFilter, Sub};
+use super::{bloom_params, sub_of, BloomFilter};
 use crate::chunk::{self, DumpCursor};
 use crate::error::{BloomError, Error, Result};
 use crate::keys;
@@ -57,7 +57,7 @@ impl BloomFilter {
             return Err(BloomError::DumpChanged.into());
         }
         let pages: Vec<u32> = (0..params.filters)
-            .map(|sub| Sub::of(&params, sub).pages)
+            .map(|sub| sub_of(&params, sub).pages)
             .collect();
         let Some(chunk::StoredPage {
             next,
@@ -129,7 +129,7 @@ impl BloomFilter {
         if sub >= params.filters {
             return Err(bad());
         }
-        let shape = Sub::of(&params, sub);
+        let shape = sub_of(&params, sub);
         if page >= shape.pages || bitmap.len() != (shape.page_bits / 8) as usize {
             return Err(bad());
         }

@@ -1,7 +1,7 @@
 //! Baselines for `rocksketch bench cf-add`: the same add written the way other designs
 //! write it, over the same layout.
 
-use super::{hashed, CuckooFilter, Sub};
+use super::{hashed, sub_of, CuckooFilter};
 use crate::error::Result;
 use crate::keys::{self, TALLY_SUB};
 use rocksketch_merge::cuckoo::{FpOp, FpOps, FpPage};
@@ -16,7 +16,7 @@ impl CuckooFilter {
         let guard = self.store.lock(self.ns, &self.key);
         let (_, params, prefix) = self.existing(&guard)?;
         let newest = params.filters - 1;
-        let sub = Sub::of(&params, newest)?;
+        let sub = sub_of(&params, newest)?;
         let h = hashed(item.as_ref(), params.fp_bits);
         let (page_no, bucket) = sub.locate(h.h);
         let mut page = self
@@ -44,7 +44,7 @@ impl CuckooFilter {
         let guard = self.store.share(self.ns, &self.key);
         let (_, params, prefix) = self.existing(&guard)?;
         let newest = params.filters - 1;
-        let sub = Sub::of(&params, newest)?;
+        let sub = sub_of(&params, newest)?;
         let h = hashed(item.as_ref(), params.fp_bits);
         let (page_no, bucket) = sub.locate(h.h);
         let op = FpOps::new(sub.shape, vec![FpOp::Insert { bucket, fp: h.fp }])

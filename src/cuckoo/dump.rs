@@ -9,7 +9,7 @@
 //! Cursors as in the Bloom filter's dump (`crate::bloom`'s `dump.rs`): positions
 //! (1 the header, 2 and on the stored pages) tagged with the chain they belong to.
 
-use super::{cuckoo_params, CuckooFilter, Sub, DELETES_SLOT};
+use super::{cuckoo_params, sub_of, CuckooFilter, Sub, DELETES_SLOT};
 use crate::chunk::{self, DumpCursor};
 use crate::error::{CuckooError, Error, Result};
 use crate::keys;
@@ -52,7 +52,7 @@ impl CuckooFilter {
             return Err(CuckooError::DumpChanged.into());
         }
         let subs: Vec<Sub> = (0..params.filters)
-            .map(|i| Sub::of(&params, i))
+            .map(|i| sub_of(&params, i))
             .collect::<Result<_>>()?;
         let pages: Vec<u32> = subs.iter().map(|s| s.pages).collect();
         let Some(chunk::StoredPage {
@@ -98,7 +98,7 @@ impl CuckooFilter {
             CuckooParams::decode(&payload[..CuckooParams::ENCODED_LEN]).map_err(|_| bad())?;
         super::validate_stored(&params, self.store.page_cells() * 4).map_err(|_| bad())?;
         for i in 0..params.filters {
-            Sub::of(&params, i).map_err(|_| bad())?;
+            sub_of(&params, i).map_err(|_| bad())?;
         }
         let counts: Vec<u64> = (0..TALLY_SLOTS)
             .map(|i| le_u64(payload, CuckooParams::ENCODED_LEN + 8 * i))
@@ -128,7 +128,7 @@ impl CuckooFilter {
         if sub_index >= params.filters {
             return Err(bad());
         }
-        let sub = Sub::of(&params, sub_index)?;
+        let sub = sub_of(&params, sub_index)?;
         if page >= sub.pages {
             return Err(bad());
         }

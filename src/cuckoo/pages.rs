@@ -1,6 +1,6 @@
 //! Reading a filter's pages: through the hot-page cache, checked against the layout.
 
-use super::{CuckooFilter, Hashed, ItemPages, Sub};
+use super::{sub_of, CuckooFilter, Hashed, ItemPages, Sub};
 use crate::error::{Error, Result};
 use crate::keys;
 use crate::meta::CuckooParams;
@@ -44,7 +44,7 @@ impl CuckooFilter {
         items: &[Hashed],
     ) -> Result<ItemPages> {
         let subs: Vec<Sub> = (0..params.filters)
-            .map(|i| Sub::of(params, i))
+            .map(|i| sub_of(params, i))
             .collect::<Result<_>>()?;
         let wanted: Vec<(u32, u32)> = items
             .iter()

@@ -36,7 +36,7 @@ impl CuckooFilter {
         let counts = self.counts(&prefix)?;
         let mut size = 0;
         for i in 0..params.filters {
-            size += Sub::of(&params, i)?.bytes(params.fp_bits);
+            size += sub_of(&params, i)?.bytes();
         }
         Ok(CuckooInfo {
             size,
@@ -60,7 +60,7 @@ impl CuckooFilter {
         let (_, params, prefix) = self.existing(&guard)?;
         let mut subs = Vec::with_capacity(params.filters as usize);
         for i in 0..params.filters {
-            let sub = Sub::of(&params, i)?;
+            let sub = sub_of(&params, i)?;
             let (mut filled, mut stashed) = (0, 0);
             for page in 0..sub.pages {
                 let read = self.read_page(&prefix, i, page, &sub)?;

@@ -5,7 +5,7 @@ fn sizing_follows_redisbloom() {
     let p = validate(CuckooOptions::default(), 16384).unwrap();
     assert_eq!(p.buckets, 512);
     assert_eq!(p.page_buckets, 8192);
-    let sub = Sub::of(&p, 0).unwrap();
+    let sub = sub_of(&p, 0).unwrap();
     assert_eq!((sub.pages, sub.page_buckets), (1, 512));
     let p = validate(
         CuckooOptions {
@@ -19,7 +19,7 @@ fn sizing_follows_redisbloom() {
     .unwrap();
     assert_eq!(p.buckets, 262_144);
     assert_eq!(p.expansion, 4);
-    let second = Sub::of(&p, 1).unwrap();
+    let second = sub_of(&p, 1).unwrap();
     assert_eq!(second.buckets, 4 * 262_144);
     assert_eq!(second.pages, 4 * 262_144 / 4096);
     assert!(validate(

@@ -30,14 +30,7 @@ use sizing::{chain, hashes, sub_of, validate, validate_stored, Sub};
 pub const DEFAULT_ERROR: f64 = 0.01;
 pub const DEFAULT_CAPACITY: u64 = 100;
 pub const DEFAULT_EXPANSION: u32 = 2;
-/// Error rates above this are lowered to it (RedisBloom's cap).
-pub const MAX_ERROR: f64 = 0.25;
-/// Largest initial capacity.
-pub const MAX_CAPACITY: u64 = 1 << 30;
-/// Largest expansion factor.
-pub const MAX_EXPANSION: u32 = 32768;
-/// Sub-filters a chain may grow to.
-pub const MAX_FILTERS: u32 = 32;
+pub use rocksketch_merge::layout::bloom::{MAX_CAPACITY, MAX_ERROR, MAX_EXPANSION, MAX_FILTERS};
 
 /// `BF.INFO`'s fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -21,20 +21,6 @@ pub(super) fn sub_of(params: &BloomParams, index: u32) -> Sub {
     chain(params).sub(index)
 }
 
-/// Whether every sub-filter the chain can grow to has an error rate that sizes it
-/// (one halved past the smallest double would need infinitely many bits per item).
-fn all_sizable(params: &BloomParams) -> bool {
-    let reach = if params.expansion == 0 {
-        1
-    } else {
-        MAX_FILTERS
-    };
-    (0..reach).all(|i| {
-        let (_, error) = chain(params).target(i);
-        error > 0.0 && (-error.ln()).is_finite()
-    })
-}
-
 /// RedisBloom's checks of `BF.RESERVE`'s numbers.
 pub(super) fn validate(error: f64, capacity: u64, expansion: u32) -> Result<BloomParams> {
     if !(error > 0.0 && error < 1.0) {
@@ -53,7 +39,7 @@ pub(super) fn validate(error: f64, capacity: u64, expansion: u32) -> Result<Bloo
         filters: 1,
         page_bits: 8,
     };
-    if !all_sizable(&params) {
+    if !chain(&params).sizable() {
         return Err(BloomError::ErrorRateTooSmall.into());
     }
     Ok(params)

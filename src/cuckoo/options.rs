@@ -64,25 +64,16 @@ pub(super) fn validate(options: CuckooOptions, page_bytes: u32) -> Result<Cuckoo
     if capacity < 2 * u64::from(bucket_size) || capacity > MAX_CAPACITY {
         return Err(CuckooError::CapacityRange.into());
     }
-    let buckets = (capacity / u64::from(bucket_size)).next_power_of_two() as u32;
-    let bucket_bits = u32::from(bucket_size) * u32::from(fp_bits);
-    let page_buckets = (page_bytes.saturating_mul(8) / bucket_bits).max(1);
-    // The largest power of two that fits the page.
-    let page_buckets = 1 << (31 - page_buckets.leading_zeros());
-    let expansion = if expansion == 0 {
-        0
-    } else {
-        expansion.next_power_of_two() as u16
-    };
+    let chain = CuckooChain::sized(capacity, bucket_size, expansion, fp_bits, page_bytes);
     Ok(CuckooParams {
         capacity,
-        buckets,
+        buckets: chain.buckets,
         bucket_size,
         fp_bits,
         max_iterations,
-        expansion,
+        expansion: chain.expansion,
         filters: 1,
-        page_buckets,
+        page_buckets: chain.page_buckets,
     })
 }
 

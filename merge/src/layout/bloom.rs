@@ -9,6 +9,15 @@
 use crate::hash::murmur64a;
 use std::f64::consts::LN_2;
 
+/// Error rates above this are lowered to it (RedisBloom's cap).
+pub const MAX_ERROR: f64 = 0.25;
+/// Largest initial capacity.
+pub const MAX_CAPACITY: u64 = 1 << 30;
+/// Largest expansion factor.
+pub const MAX_EXPANSION: u32 = 32768;
+/// Sub-filters a chain may grow to.
+pub const MAX_FILTERS: u32 = 32;
+
 /// What sizes every sub-filter of a chain.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BloomChain {
@@ -46,6 +55,16 @@ impl BloomChain {
                 self.error * 0.5f64.powi(index as i32 + 1),
             )
         }
+    }
+
+    /// Whether every sub-filter the chain can grow to has an error rate that sizes it
+    /// (one halved past the smallest double would need infinitely many bits per item).
+    pub fn sizable(&self) -> bool {
+        let reach = if self.expansion == 0 { 1 } else { MAX_FILTERS };
+        (0..reach).all(|i| {
+            let (_, error) = self.target(i);
+            error > 0.0 && (-error.ln()).is_finite()
+        })
     }
 
     /// The shape of sub-filter `index`.

@@ -4,6 +4,14 @@
 
 use crate::hash::murmur2;
 
+/// Width × depth above this many counters is refused (1 GiB of counters): every
+/// command's work is bounded by the sketch's size (`CMS.MERGE` reads every page of
+/// every source), so the size is bounded too.
+pub const MAX_CELLS: u64 = 1 << 28;
+/// Rows above this are refused: each row halves the probability of exceeding the error
+/// bound, so 128 rows already give 2^-128, and every query reads a page per row.
+pub const MAX_DEPTH: u64 = 128;
+
 /// The shape of a sketch's counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CmsLayout {

@@ -54,6 +54,39 @@ pub fn load_target(bucket_size: u8) -> f64 {
 }
 
 impl CuckooChain {
+    /// The chain `CF.RESERVE` makes (RedisBloom's sizing): a power-of-two number of
+    /// buckets for the capacity, the largest power-of-two number of buckets that fits a
+    /// page of `page_bytes`, the expansion rounded up to a power of two. The arguments
+    /// are taken as checked (a bucket of at least one slot, 8-, 12- or 16-bit
+    /// fingerprints, a capacity of at most 2^30); [`CuckooChain::sub`] checks the rest.
+    pub fn sized(
+        capacity: u64,
+        bucket_size: u8,
+        expansion: u32,
+        fp_bits: u8,
+        page_bytes: u32,
+    ) -> Self {
+        let bucket_size = bucket_size.max(1);
+        let buckets = (capacity / u64::from(bucket_size))
+            .next_power_of_two()
+            .min(1 << 31) as u32;
+        let bucket_bits = (u32::from(bucket_size) * u32::from(fp_bits)).max(1);
+        let page_buckets = (page_bytes.saturating_mul(8) / bucket_bits).max(1);
+        // The largest power of two that fits the page.
+        let page_buckets = 1 << (31 - page_buckets.leading_zeros());
+        let expansion = match expansion {
+            0 => 0,
+            e => e.next_power_of_two().min(1 << 15) as u16,
+        };
+        CuckooChain {
+            buckets,
+            bucket_size,
+            fp_bits,
+            expansion,
+            page_buckets,
+        }
+    }
+
     /// The shape of sub-filter `index`; an error if it cannot be one.
     pub fn sub(&self, index: u32) -> Result<CuckooSub> {
         let growth = u64::from(self.expansion.max(1)).saturating_pow(index);

@@ -42,12 +42,7 @@ pub const DEFAULT_CAPACITY: u64 = 1024;
 pub const DEFAULT_BUCKET_SIZE: u8 = 2;
 pub const DEFAULT_MAX_ITERATIONS: u16 = 20;
 pub const DEFAULT_EXPANSION: u16 = 1;
-/// Largest capacity `CF.RESERVE` accepts.
-pub const MAX_CAPACITY: u64 = 1 << 30;
-/// Largest expansion factor (before rounding up to a power of two).
-pub const MAX_EXPANSION: u32 = 32768;
-/// Sub-filters a chain may grow to.
-pub const MAX_FILTERS: u32 = 32;
+pub use rocksketch_merge::layout::cuckoo::{MAX_CAPACITY, MAX_EXPANSION, MAX_FILTERS};
 /// The tally slot counting deletes (slots below it count each sub-filter's items).
 const DELETES_SLOT: usize = MAX_FILTERS as usize;
 

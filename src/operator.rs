@@ -6,8 +6,7 @@
 use rocksdb::MergeOperands;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The operator's name, recorded by RocksDB in the column family's options.
-pub const MERGE_OPERATOR_NAME: &str = "rocksketch.v1";
+pub use rocksketch_merge::MERGE_OPERATOR_NAME;
 
 static SKIPPED_OPERANDS: AtomicU64 = AtomicU64::new(0);
 

@@ -31,6 +31,9 @@ pub use error::{Error, Result};
 /// (a counter delta's `page_len`, a bit delta's `page_bits`, a cuckoo shape) is bounded
 /// by it, so no operand can make a merge allocate more than a page.
 pub const MAX_PAGE_BYTES: usize = 1 << 20;
+/// The merge operator's name, recorded by RocksDB in the column family's options: every
+/// host that registers the operator (the engine, a C or C++ host) gives this one.
+pub const MERGE_OPERATOR_NAME: &str = "rocksketch.v1";
 pub use header::Kind;
 pub use merge::{full_merge, partial_merge, Merged};
 pub use page::Page;

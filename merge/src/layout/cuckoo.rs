@@ -12,6 +12,13 @@ use crate::cuckoo::Shape;
 use crate::error::{Error, Result};
 use crate::hash::murmur64a;
 
+/// Largest capacity `CF.RESERVE` accepts.
+pub const MAX_CAPACITY: u64 = 1 << 30;
+/// Largest expansion factor (before rounding up to a power of two).
+pub const MAX_EXPANSION: u32 = 32768;
+/// Sub-filters a chain may grow to.
+pub const MAX_FILTERS: u32 = 32;
+
 /// What shapes every sub-filter of a chain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CuckooChain {

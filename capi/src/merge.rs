@@ -27,27 +27,44 @@ pub extern "C" fn rks_skipped_operands() -> u64 {
     SKIPPED_OPERANDS.load(Ordering::Relaxed)
 }
 
-/// Collects `n` operands given as parallel pointer and length arrays.
-///
-/// # Safety
-/// `ptrs` and `lens` hold `n` items each (or are null with `n` 0), and each pointer
-/// addresses its length of bytes, all valid for `'a`.
-unsafe fn operands<'a>(
-    ptrs: *const *const u8,
-    lens: *const usize,
-    n: usize,
-) -> Result<Vec<&'a [u8]>, rks_status> {
-    // SAFETY: the caller's contract covers both arrays.
-    let (ptrs, lens) = unsafe { (slice(ptrs, n)?, slice(lens, n)?) };
-    ptrs.iter()
-        .zip(lens)
-        // SAFETY: each pointer addresses its length of bytes (the caller's contract).
-        .map(|(p, len)| unsafe { slice(*p, *len) })
-        .collect()
+/// Operands given as parallel pointer and length arrays, checked (no null pointer with a
+/// nonzero length) and read in place.
+#[derive(Clone, Copy)]
+struct Operands<'a> {
+    ptrs: &'a [*const u8],
+    lens: &'a [usize],
 }
 
-fn full_merge(existing: Option<&[u8]>, operands: &[&[u8]]) -> Vec<u8> {
-    let merged = rocksketch_merge::full_merge(existing, operands.iter().copied());
+impl<'a> Operands<'a> {
+    /// # Safety
+    /// `ptrs` and `lens` hold `n` items each (or are null with `n` 0), and each pointer
+    /// addresses its length of bytes, all valid for `'a`.
+    unsafe fn new(
+        ptrs: *const *const u8,
+        lens: *const usize,
+        n: usize,
+    ) -> Result<Self, rks_status> {
+        // SAFETY: the caller's contract covers both arrays.
+        let (ptrs, lens) = unsafe { (slice(ptrs, n)?, slice(lens, n)?) };
+        let valid = |(p, len): (&*const u8, &usize)| !p.is_null() || *len == 0;
+        match ptrs.iter().zip(lens).all(valid) {
+            true => Ok(Operands { ptrs, lens }),
+            false => Err(rks_status::RKS_NULL_ARGUMENT),
+        }
+    }
+
+    fn iter(self) -> impl Iterator<Item = &'a [u8]> {
+        self.ptrs.iter().zip(self.lens).map(|(p, len)| match len {
+            0 => &[][..],
+            // SAFETY: checked non-null in `new`; the pointer addresses `len` bytes for
+            // `'a` (the contract of `new`).
+            _ => unsafe { std::slice::from_raw_parts(*p, *len) },
+        })
+    }
+}
+
+fn full_merge<'a>(existing: Option<&[u8]>, operands: impl Iterator<Item = &'a [u8]>) -> Vec<u8> {
+    let merged = rocksketch_merge::full_merge(existing, operands);
     if merged.skipped > 0 {
         SKIPPED_OPERANDS.fetch_add(merged.skipped as u64, Ordering::Relaxed);
     }
@@ -81,9 +98,9 @@ pub unsafe extern "C" fn rks_full_merge(
             let existing = has_existing
                 .then(|| slice(existing, existing_len))
                 .transpose()?;
-            (existing, self::operands(operands, operand_lens, n)?)
+            (existing, Operands::new(operands, operand_lens, n)?)
         };
-        let value = full_merge(existing, &operands);
+        let value = full_merge(existing, operands.iter());
         // SAFETY: `sink` is the caller's function; `value` lives through the call.
         unsafe { sink(ctx, value.as_ptr(), value.len()) };
         Ok(())
@@ -110,9 +127,9 @@ pub unsafe extern "C" fn rks_partial_merge(
         let sink = sink.ok_or(rks_status::RKS_NULL_ARGUMENT)?;
         // SAFETY: the caller's contract covers `merged` and the operand arrays.
         let (merged, operands) =
-            unsafe { (out(merged)?, self::operands(operands, operand_lens, n)?) };
+            unsafe { (out(merged)?, Operands::new(operands, operand_lens, n)?) };
         *merged = false;
-        if let Some(value) = rocksketch_merge::partial_merge(operands.iter().copied()) {
+        if let Some(value) = rocksketch_merge::partial_merge(operands.iter()) {
             // SAFETY: `sink` is the caller's function; `value` lives through the call.
             unsafe { sink(ctx, value.as_ptr(), value.len()) };
             *merged = true;
@@ -147,9 +164,9 @@ pub unsafe extern "C" fn rks_rocksdb_full_merge(
             let existing = (!existing.is_null())
                 .then(|| slice(existing.cast::<u8>(), existing_len))
                 .transpose()?;
-            (existing, self::operands(operands.cast(), operand_lens, n)?)
+            (existing, Operands::new(operands.cast(), operand_lens, n)?)
         };
-        value = Some(full_merge(existing, &operands));
+        value = Some(full_merge(existing, operands.iter()));
         Ok(())
     });
     // SAFETY: RocksDB passes writable `success` and `new_value_len`.
@@ -175,8 +192,8 @@ pub unsafe extern "C" fn rks_rocksdb_partial_merge(
     let status = guard(|| {
         let n = usize::try_from(num_operands).map_err(|_| rks_status::RKS_INVALID_ARGUMENT)?;
         // SAFETY: RocksDB passes `n` operands.
-        let operands = unsafe { self::operands(operands.cast(), operand_lens, n)? };
-        value = rocksketch_merge::partial_merge(operands.iter().copied());
+        let operands = unsafe { Operands::new(operands.cast(), operand_lens, n)? };
+        value = rocksketch_merge::partial_merge(operands.iter());
         Ok(())
     });
     // SAFETY: RocksDB passes writable `success` and `new_value_len`.

@@ -15,17 +15,21 @@ use std::process::Command;
 /// The static library of this crate, built now (`cargo test` builds only the rlib),
 /// beside the test's own directory.
 fn staticlib() -> PathBuf {
-    let status = Command::new(env!("CARGO"))
-        .args(["build", "--quiet", "-p", "rocksketch-capi", "--lib"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .status()
-        .expect("cargo runs");
-    assert!(status.success(), "cargo build -p rocksketch-capi failed");
     let exe = std::env::current_exe().expect("the test's path");
     let profile_dir = exe
         .parent()
         .and_then(Path::parent)
         .expect("target/<profile>/deps/<test>");
+    let mut build = Command::new(env!("CARGO"));
+    build.args(["build", "--quiet", "-p", "rocksketch-capi", "--lib"]);
+    if profile_dir.ends_with("release") {
+        build.arg("--release");
+    }
+    let status = build
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "cargo build -p rocksketch-capi failed");
     let lib = profile_dir.join("librocksketch_capi.a");
     assert!(lib.exists(), "{} was not built", lib.display());
     lib

@@ -7,7 +7,7 @@
 // transcript through the Rust library and compares every answer.
 //
 // Usage: host DIR          (the workload; the transcript on stdout)
-//        host DIR bench N  (N count-min increments, then reads; merges/s on stdout)
+//        host DIR bench N  (reads of pages of N operands; merges/s on stdout)
 #include <chrono>
 #include <map>
 
@@ -272,41 +272,37 @@ void Workload(Host& host) {
               static_cast<unsigned long long>(rks_skipped_operands()));
 }
 
-// The boundary's cost: `n` count-min deltas (built before the clock starts) merged
-// into 16 pages in the memtable, then each page read (a full merge of its operands);
-// then the same again, flushed and compacted. Prints operands merged per second.
+// The boundary's cost, measured where the merge operator does the work: reads of
+// pages whose operands all wait in the memtable (each read is one full merge). Phase
+// "many": 16 pages of n/16 operands; "few": n/4 pages of 4 operands (the per-call cost).
+// Operands are written before the clock starts; each phase reads its pages over and
+// over for a second. Prints full merges and operands merged per second.
 int Bench(Host& host, long n) {
-  rks_cms_layout layout;
-  Check(rks_cms_layout_make(16 * 4096, 1, RKS_DEFAULT_PAGE_BYTES, &layout), "layout");
-  std::vector<std::string> operands;
-  for (long i = 0; i < n; i++) {
-    uint32_t offset = Next() % 4096, add = 1;
-    rocksketch::Operand op;
-    Check(rks_counter_delta(4096, &offset, &add, 1, op.out()), "delta");
-    operands.push_back(op.slice().ToString());
-  }
-  auto seconds = [](auto start) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
-  for (const char* phase : {"read", "compact"}) {
-    auto start = std::chrono::steady_clock::now();
+  struct Phase { const char* name; long pages; };
+  for (Phase phase : {Phase{"many", 16}, Phase{"few", n / 4}}) {
     for (long i = 0; i < n; i++) {
+      uint32_t offset = Next() % 4096, add = 1;
+      rocksketch::Operand op;
+      Check(rks_counter_delta(4096, &offset, &add, 1, op.out()), "delta");
       Check(host.db()->Merge(rocksdb::WriteOptions(), host.cf(),
-                             PageKey(std::string("bench-") + phase, 0, i % 16), operands[i]),
+                             PageKey(phase.name, 0, i % phase.pages), op.slice()),
             "merge");
     }
-    double write = seconds(start);
-    start = std::chrono::steady_clock::now();
-    if (std::string(phase) == "compact") {
-      host.Flush();
-      host.Compact();
+    std::vector<std::string> keys;
+    for (long page = 0; page < phase.pages; page++) keys.push_back(PageKey(phase.name, 0, page));
+    long merges = 0;
+    auto start = std::chrono::steady_clock::now();
+    double elapsed = 0;
+    std::string value;
+    while (elapsed < 1.0) {
+      for (const std::string& key : keys) {
+        Check(host.db()->Get(rocksdb::ReadOptions(), host.cf(), key, &value), "read");
+      }
+      merges += phase.pages;
+      elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
-    for (uint32_t page = 0; page < 16; page++) {
-      Check(host.Get(PageKey(std::string("bench-") + phase, 0, page)).has_value(), "read");
-    }
-    double merge = seconds(start);
-    std::printf("%s\t%ld\twrites_per_s\t%.0f\tmerged_per_s\t%.0f\n", phase, n, n / write,
-                n / merge);
+    std::printf("%s\t%ld\tmerges_per_s\t%.0f\toperands_per_s\t%.0f\n", phase.name, n,
+                merges / elapsed, merges * (double(n) / phase.pages) / elapsed);
   }
   return 0;
 }

@@ -5,6 +5,7 @@
 #define ROCKSKETCH_TEST_HOST_DB_HPP
 
 #include <rocksdb/db.h>
+#include <rocksdb/version.h>
 #include <rocksdb/write_batch.h>
 
 #include <cstdio>
@@ -58,14 +59,20 @@ class Host {
     std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {
         {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions()},
         {"sketches", sketches}};
+    // RocksDB 9.11 added an Open that fills a unique_ptr, and later removed the old one.
+#if ROCKSDB_MAJOR > 9 || (ROCKSDB_MAJOR == 9 && ROCKSDB_MINOR >= 11)
     Check(rocksdb::DB::Open(db, dir_, cfs, &handles_, &db_), "open");
+#else
+    rocksdb::DB* raw = nullptr;
+    Check(rocksdb::DB::Open(db, dir_, cfs, &handles_, &raw), "open");
+    db_.reset(raw);
+#endif
   }
 
   void Close() {
     for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h);
     handles_.clear();
-    delete db_;
-    db_ = nullptr;
+    db_.reset();
   }
 
   void Reopen() { Close(); Open(); }
@@ -85,11 +92,11 @@ class Host {
 
   void Write(rocksdb::WriteBatch* batch) { Check(db_->Write(rocksdb::WriteOptions(), batch), "write"); }
   rocksdb::ColumnFamilyHandle* cf() { return handles_[1]; }
-  rocksdb::DB* db() { return db_; }
+  rocksdb::DB* db() { return db_.get(); }
 
  private:
   std::string dir_;
-  rocksdb::DB* db_ = nullptr;
+  std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
 };
 

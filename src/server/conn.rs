@@ -2,6 +2,7 @@
 //! encode the replies. The I/O is the worker's (see [`super::worker`]).
 
 use super::commands::{self, Outcome};
+use super::introspect::SlowLog;
 use super::multi::Transaction;
 use super::{Shared, UNAUTHENTICATED_LIMITS};
 use crate::command::{self, Reply};
@@ -9,6 +10,7 @@ use crate::resp::{self, Protocol, RequestParser};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Requests parsed and run in one go: their replies are written before more are run,
 /// which bounds the output a pipeline can pile up.
@@ -38,7 +40,7 @@ const PANICKED: &str =
 
 impl Connection {
     pub(crate) fn new(shared: Arc<Shared>, id: u64) -> Connection {
-        let authenticated = shared.config.requirepass.is_none();
+        let authenticated = !shared.live.has_password();
         let limits = if authenticated {
             shared.config.limits
         } else {
@@ -149,10 +151,16 @@ impl Connection {
                 .stats
                 .commands
                 .fetch_add(run as u64, Ordering::Relaxed);
+            let started = Instant::now();
             let outcome = catch_unwind(AssertUnwindSafe(|| {
                 self.run_one(&requests[at..at + run], output)
             }));
-            match outcome {
+            let failed = match &outcome {
+                Ok((_, failed)) => *failed,
+                Err(_) => run as u64,
+            };
+            self.observe(&requests[at..at + run], started.elapsed(), failed);
+            match outcome.map(|(outcome, _)| outcome) {
                 Ok(Some(Outcome::Reply(_))) | Ok(None) => {}
                 Ok(Some(Outcome::Close(reply))) => {
                     resp::encode(&reply, self.protocol, output);
@@ -175,29 +183,61 @@ impl Connection {
     }
 
     /// Runs a run of requests from [`command::batch::run_length`] (or one request):
-    /// replies go to `output`; an outcome that ends the connection is returned.
-    fn run_one(&mut self, run: &[Vec<Vec<u8>>], output: &mut Vec<u8>) -> Option<Outcome> {
+    /// replies go to `output`; an outcome that ends the connection is returned, with
+    /// how many of the run's replies were errors.
+    fn run_one(&mut self, run: &[Vec<Vec<u8>>], output: &mut Vec<u8>) -> (Option<Outcome>, u64) {
+        let failed = |reply: &Reply| u64::from(matches!(reply, Reply::Error(_)));
         if let [request] = run {
             if let Some(reply) = self.transaction_step(request) {
                 resp::encode(&reply, self.protocol, output);
-                return None;
+                return (None, failed(&reply));
             }
         }
         let gate = self.shared.gate;
         let _gate = gate.shared(self.id);
         if run.len() > 1 {
             let ns = self.shared.store.ns(self.db);
+            let mut errors = 0;
             for reply in command::batch::execute_run(&ns, run) {
+                errors += failed(&reply);
                 resp::encode(&reply, self.protocol, output);
             }
-            return None;
+            return (None, errors);
         }
         match commands::dispatch(self, &run[0]) {
             Outcome::Reply(reply) => {
                 resp::encode(&reply, self.protocol, output);
-                None
+                (None, failed(&reply))
             }
-            other => Some(other),
+            other => (Some(other), 0),
+        }
+    }
+
+    /// Counts a run of one command in `INFO commandstats` and logs it if slow (each
+    /// request of a batched run is charged an equal share of the run's time).
+    fn observe(&self, run: &[Vec<Vec<u8>>], elapsed: Duration, failed: u64) {
+        let shared = &self.shared;
+        let Some(index) = run[0]
+            .first()
+            .and_then(|name| commands::request_index(name))
+        else {
+            return;
+        };
+        let micros = elapsed.as_micros().min(u128::from(u64::MAX)) as u64;
+        shared
+            .command_stats
+            .add(self.id, index, run.len() as u64, micros, failed);
+        let share = elapsed / run.len() as u32;
+        if !SlowLog::is_slow(&shared.live, share) {
+            return;
+        }
+        for request in run {
+            shared.slowlog.record(&shared.live, share, request, || {
+                let clients = shared.clients.lock();
+                clients.get(&self.id).map_or_else(Default::default, |c| {
+                    (c.info.addr.clone(), c.info.name.clone())
+                })
+            });
         }
     }
 }

@@ -24,6 +24,7 @@ mod commands;
 mod conn;
 mod gate;
 pub mod glob;
+mod introspect;
 mod multi;
 mod together;
 mod worker;
@@ -156,6 +157,13 @@ pub(crate) struct Shared {
     next_client_id: AtomicU64,
     started: Instant,
     stats: Stats,
+    /// Settings `CONFIG SET` changes (the password and `maxclients` among them: read
+    /// from here, not from `config`, once the server runs).
+    live: introspect::Live,
+    slowlog: introspect::SlowLog,
+    /// `INFO commandstats`, by the command's position in the command table.
+    command_stats: introspect::CommandStats,
+    ops: introspect::OpsMeter,
     cursors: Mutex<Cursors>,
     /// `'static` so that a connection can hold it while it runs a command that needs
     /// the connection mutably, without counting references on every command (one
@@ -212,6 +220,7 @@ impl Server {
         config.max_clients = fit_max_clients(config.max_clients);
         let listener = TcpListener::bind((config.bind.as_str(), config.port))?;
         let addr = listener.local_addr()?;
+        let live = introspect::Live::new(config.requirepass.clone(), config.max_clients);
         Ok(Server {
             listener,
             shared: Arc::new(Shared {
@@ -226,6 +235,10 @@ impl Server {
                 next_client_id: AtomicU64::new(1),
                 started: Instant::now(),
                 stats: Stats::default(),
+                live,
+                slowlog: introspect::SlowLog::default(),
+                command_stats: introspect::CommandStats::new(commands::command_names().count()),
+                ops: introspect::OpsMeter::default(),
                 cursors: Mutex::new(Cursors::default()),
                 gate: Box::leak(Box::default()),
             }),
@@ -240,7 +253,7 @@ impl Server {
     /// The most clients served at once: the configured number, or fewer if the
     /// process cannot open enough descriptors.
     pub fn max_clients(&self) -> usize {
-        self.shared.config.max_clients
+        self.shared.live.max_clients()
     }
 
     /// A handle that stops the server.
@@ -296,6 +309,9 @@ impl Server {
             let mut pass_started = Instant::now();
             while !shared.is_shutting_down() {
                 std::thread::sleep(SWEEP_PAUSE);
+                shared
+                    .ops
+                    .sample(shared.stats.commands.load(Ordering::Relaxed));
                 if cursor.is_none() && pass_started.elapsed() < Duration::from_secs(1) {
                     continue;
                 }
@@ -336,7 +352,7 @@ impl Server {
             ..ClientInfo::default()
         };
         let mut clients = shared.clients.lock();
-        match clients.len() < shared.config.max_clients {
+        match clients.len() < shared.live.max_clients() {
             true => {
                 clients.insert(id, ClientEntry { info });
             }

@@ -95,7 +95,7 @@ pub(super) fn password_matches(conn: &Connection, user: &[u8], pass: &[u8]) -> b
     if user != b"default" {
         return false;
     }
-    match &conn.shared.config.requirepass {
+    match conn.shared.live.requirepass() {
         None => true,
         Some(secret) => constant_time_eq(secret.as_bytes(), pass),
     }
@@ -117,7 +117,7 @@ pub(super) fn auth(conn: &mut Connection, args: &[Vec<u8>]) -> Reply {
         [_, user, pass] => (user, pass),
         _ => return err(SYNTAX),
     };
-    if conn.shared.config.requirepass.is_none() && args.len() == 2 {
+    if !conn.shared.live.has_password() && args.len() == 2 {
         return err(
             "ERR AUTH <password> called without any password configured for the default user. \
              Are you sure your configuration is correct?",

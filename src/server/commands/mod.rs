@@ -11,14 +11,20 @@ use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
 
 mod admin;
+mod config;
 mod connection;
+mod info;
 mod keyspace;
 mod table;
 
 use admin::*;
+use config::*;
 use connection::*;
+use info::*;
 use keyspace::*;
 use table::*;
+
+pub(crate) use table::{command_names, request_index};
 
 /// What the connection does after a command.
 pub(crate) enum Outcome {
@@ -81,6 +87,8 @@ pub(crate) fn dispatch(conn: &mut Connection, args: &[Vec<u8>]) -> Outcome {
         "quit" => return Outcome::Close(Reply::ok()),
         "shutdown" => return Outcome::Shutdown,
         "debug" => debug(conn, args),
+        "config" => config(conn, args),
+        "slowlog" => slowlog(conn, args),
         "info" => info(conn, args),
         "dbsize" => match conn.ns().counts() {
             Ok((keys, _)) => Reply::Int(keys as i64),

@@ -2,6 +2,8 @@
 //! what `COMMAND` reports and what dispatch checks arity against.
 
 use super::*;
+use std::collections::HashMap;
+use std::sync::LazyLock;
 
 /// A command's entry in the table `COMMAND` reports, with Redis's arity convention:
 /// `n` exactly n arguments (the name included), `-n` at least n.
@@ -74,6 +76,13 @@ pub(super) const COMMANDS: &[Spec] = &[
     spec("module", -2, ADMIN, NONE),
     spec("shutdown", -1, ADMIN, NONE),
     spec("debug", -2, ADMIN, NONE),
+    spec(
+        "config",
+        -2,
+        &["admin", "noscript", "loading", "stale"],
+        NONE,
+    ),
+    spec("slowlog", -2, &["admin", "loading", "stale"], NONE),
     spec("multi", 1, &["noscript", "loading", "stale", "fast"], NONE),
     spec("exec", 1, &["noscript", "loading", "stale"], NONE),
     spec(
@@ -146,7 +155,34 @@ pub(super) const COMMANDS: &[Spec] = &[
 ];
 
 pub(super) fn lookup(name: &str) -> Option<&'static Spec> {
-    COMMANDS.iter().find(|s| s.name == name)
+    command_index(name).map(|i| &COMMANDS[i])
+}
+
+/// The position of a command (by its lower-case name) in the table.
+pub(crate) fn command_index(name: &str) -> Option<usize> {
+    static INDEX: LazyLock<HashMap<&'static str, usize>> = LazyLock::new(|| {
+        COMMANDS
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name, i))
+            .collect()
+    });
+    INDEX.get(name).copied()
+}
+
+/// The position of the command a request names, in any case, without allocating.
+pub(crate) fn request_index(name: &[u8]) -> Option<usize> {
+    let mut lower = [0u8; 32];
+    let lower = lower.get_mut(..name.len())?;
+    for (l, c) in lower.iter_mut().zip(name) {
+        *l = c.to_ascii_lowercase();
+    }
+    command_index(std::str::from_utf8(lower).ok()?)
+}
+
+/// Every command's name, in the table's order.
+pub(crate) fn command_names() -> impl Iterator<Item = &'static str> {
+    COMMANDS.iter().map(|s| s.name)
 }
 
 pub(super) fn arity_ok(arity: i64, argc: usize) -> bool {

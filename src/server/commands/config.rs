@@ -1,0 +1,229 @@
+//! `CONFIG GET | SET | RESETSTAT | REWRITE` and `SLOWLOG GET | LEN | RESET`, with Redis's
+//! replies and error texts.
+
+use super::*;
+use crate::server::introspect::LOG_LEVELS;
+
+/// The longest slow log `CONFIG SET slowlog-max-len` accepts.
+const MAX_SLOWLOG_LEN: usize = 10_000;
+
+/// Every parameter `CONFIG GET` knows, in the order it lists them.
+const PARAMETERS: &[&str] = &[
+    "bind",
+    "port",
+    "requirepass",
+    "maxclients",
+    "databases",
+    "proto-max-bulk-len",
+    "client-query-buffer-limit",
+    "io-threads",
+    "enable-debug-command",
+    "slowlog-log-slower-than",
+    "slowlog-max-len",
+    "loglevel",
+    "timeout",
+    "save",
+    "appendonly",
+    "maxmemory",
+    "maxmemory-policy",
+];
+
+/// A parameter's current value.
+fn value(conn: &Connection, name: &str) -> String {
+    let shared = &conn.shared;
+    let config = &shared.config;
+    let yes_no = |b: bool| if b { "yes" } else { "no" }.to_owned();
+    match name {
+        "bind" => config.bind.clone(),
+        "port" => shared.addr.port().to_string(),
+        "requirepass" => shared.live.requirepass().unwrap_or_default(),
+        "maxclients" => shared.live.max_clients().to_string(),
+        "databases" => config.databases.to_string(),
+        "proto-max-bulk-len" => config.limits.max_bulk.to_string(),
+        "client-query-buffer-limit" => config.max_query_buffer.to_string(),
+        "io-threads" => config.threads.to_string(),
+        "enable-debug-command" => yes_no(config.enable_debug_command),
+        "slowlog-log-slower-than" => shared.live.slower_than_us().to_string(),
+        "slowlog-max-len" => shared.live.slowlog_max_len().to_string(),
+        "loglevel" => shared.live.log_level().to_owned(),
+        // Writes are durable through RocksDB's write-ahead log, not snapshots or an AOF;
+        // idle clients are never timed out; memory is bounded by the page cache budget.
+        "timeout" | "maxmemory" => "0".to_owned(),
+        "save" => String::new(),
+        "appendonly" => "no".to_owned(),
+        "maxmemory-policy" => "noeviction".to_owned(),
+        _ => String::new(),
+    }
+}
+
+/// `CONFIG subcommand ...`.
+pub(super) fn config(conn: &Connection, args: &[Vec<u8>]) -> Reply {
+    match (lower(&args[1]).as_str(), args.len()) {
+        ("get", 3..) => config_get(conn, &args[2..]),
+        ("set", n) if n >= 4 && n % 2 == 0 => config_set(conn, &args[2..]),
+        ("set", _) => err("ERR wrong number of arguments for 'config|set' command"),
+        ("resetstat", 2) => {
+            let shared = &conn.shared;
+            for counter in [
+                &shared.stats.commands,
+                &shared.stats.connections,
+                &shared.stats.rejected,
+            ] {
+                counter.store(0, Ordering::Relaxed);
+            }
+            shared.command_stats.reset();
+            Reply::ok()
+        }
+        ("rewrite", 2) => err("ERR The server is running without a config file"),
+        _ => Reply::Error(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try CONFIG HELP.",
+            String::from_utf8_lossy(&args[1])
+        )),
+    }
+}
+
+/// `CONFIG GET pattern [pattern ...]`: name-value pairs, each parameter once; a map in
+/// RESP3, a flat array in RESP2.
+fn config_get(conn: &Connection, patterns: &[Vec<u8>]) -> Reply {
+    let matched = PARAMETERS.iter().filter(|name| {
+        patterns
+            .iter()
+            .any(|p| glob::matches(lower(p).as_bytes(), name.as_bytes()))
+    });
+    let pairs: Vec<(Reply, Reply)> = matched
+        .map(|name| (bulk(*name), bulk(value(conn, name))))
+        .collect();
+    match conn.protocol {
+        Protocol::Resp3 => Reply::Map(pairs),
+        Protocol::Resp2 => Reply::Array(pairs.into_iter().flat_map(|(k, v)| [k, v]).collect()),
+    }
+}
+
+/// A checked `CONFIG SET` of one parameter, applied only once all of them check.
+type Apply = Box<dyn FnOnce(&Connection)>;
+
+/// `CONFIG SET name value [name value ...]`: all or nothing, as Redis 7.
+fn config_set(conn: &Connection, pairs: &[Vec<u8>]) -> Reply {
+    let mut changes: Vec<Apply> = Vec::new();
+    for pair in pairs.chunks(2) {
+        let name = lower(&pair[0]);
+        let value = String::from_utf8_lossy(&pair[1]).into_owned();
+        match check_set(&name, value) {
+            Ok(apply) => changes.push(apply),
+            Err(reason) => {
+                return Reply::Error(format!(
+                    "ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}"
+                ))
+            }
+        }
+    }
+    for apply in changes {
+        apply(conn);
+    }
+    Reply::ok()
+}
+
+fn check_set(name: &str, value: String) -> Result<Apply, String> {
+    let number = |v: &str| {
+        v.parse::<i64>()
+            .map_err(|_| "argument couldn't be parsed into an integer".to_owned())
+    };
+    Ok(match name {
+        "requirepass" => Box::new(move |c: &Connection| c.shared.live.set_requirepass(&value)),
+        "maxclients" => {
+            let n = number(&value)?;
+            let n = usize::try_from(n)
+                .ok()
+                .filter(|n| *n >= 1)
+                .ok_or("argument must be between 1 and 2147483647 inclusive")?;
+            let allowed = super::super::fit_max_clients(n);
+            if allowed < n {
+                return Err(format!(
+                    "The operating system is not able to handle the specified number of clients, try with {allowed}"
+                ));
+            }
+            Box::new(move |c: &Connection| c.shared.live.set_max_clients(n))
+        }
+        "slowlog-log-slower-than" => {
+            let n = number(&value)?;
+            if n < -1 {
+                return Err(
+                    "argument must be between -1 and 9223372036854775807 inclusive".to_owned(),
+                );
+            }
+            Box::new(move |c: &Connection| c.shared.live.set_slower_than_us(n))
+        }
+        "slowlog-max-len" => {
+            let n = number(&value)?;
+            // Bounded (Redis allows up to 2^63): every entry keeps up to 4 KiB of
+            // arguments, and the log must not grow the server without bound.
+            let n = usize::try_from(n)
+                .ok()
+                .filter(|n| *n <= MAX_SLOWLOG_LEN)
+                .ok_or(format!(
+                    "argument must be between 0 and {MAX_SLOWLOG_LEN} inclusive"
+                ))?;
+            Box::new(move |c: &Connection| {
+                c.shared.live.set_slowlog_max_len(n);
+                c.shared.slowlog.trim(n);
+            })
+        }
+        "loglevel" => {
+            let level = value.to_ascii_lowercase();
+            if !LOG_LEVELS.contains(&level.as_str()) {
+                return Err(
+                    "argument(s) must be one of the following: debug, verbose, notice, warning"
+                        .to_owned(),
+                );
+            }
+            Box::new(move |c: &Connection| {
+                c.shared.live.set_log_level(&level);
+            })
+        }
+        known if PARAMETERS.contains(&known) => return Err("can't set immutable config".to_owned()),
+        unknown => {
+            return Err(format!(
+                "Unknown option or number of arguments for CONFIG SET - '{unknown}'"
+            ))
+        }
+    })
+}
+
+/// `SLOWLOG GET [count] | LEN | RESET`.
+pub(super) fn slowlog(conn: &Connection, args: &[Vec<u8>]) -> Reply {
+    let log = &conn.shared.slowlog;
+    match (lower(&args[1]).as_str(), args.len()) {
+        ("get", 2 | 3) => {
+            let count = match args.get(2).map(|a| parse_i64(a)) {
+                None => Some(10),
+                Some(Some(-1)) => None,
+                Some(Some(n)) if n >= 0 => Some(n as usize),
+                Some(_) => return err("ERR count should be greater than or equal to -1"),
+            };
+            Reply::Array(
+                log.newest(count)
+                    .into_iter()
+                    .map(|e| {
+                        Reply::Array(vec![
+                            Reply::Int(e.id as i64),
+                            Reply::Int(e.unix_secs as i64),
+                            Reply::Int(e.micros as i64),
+                            Reply::Array(e.args.into_iter().map(bulk).collect()),
+                            bulk(e.client_addr),
+                            bulk(e.client_name),
+                        ])
+                    })
+                    .collect(),
+            )
+        }
+        ("len", 2) => Reply::Int(log.len() as i64),
+        ("reset", 2) => {
+            log.reset();
+            Reply::ok()
+        }
+        _ => Reply::Error(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try SLOWLOG HELP.",
+            String::from_utf8_lossy(&args[1])
+        )),
+    }
+}

@@ -6,6 +6,13 @@
 mod double;
 mod inline;
 
+/// Splits a line into arguments as Redis does (`sdssplitargs`: white space, `"..."` with
+/// escapes, `'...'`), for inline commands and `redis.conf`-style files; `None` for a
+/// quote left open.
+pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
+    inline::split(line)
+}
+
 pub use double::format_double;
 
 use std::fmt;

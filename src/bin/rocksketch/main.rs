@@ -13,6 +13,7 @@ mod bench_cuckoo;
 mod bench_ribbon;
 mod bench_tdigest;
 mod bench_topk;
+mod config_file;
 mod demo;
 mod logger;
 mod serve;
@@ -20,7 +21,7 @@ mod serve;
 use std::process::ExitCode;
 
 const USAGE: &str = "usage:
-  rocksketch serve [--dir DIR] [--bind ADDR] [--port N] [--requirepass SECRET]
+  rocksketch serve [CONFIG-FILE] [--dir DIR] [--bind ADDR] [--port N] [--requirepass SECRET]
                    [--maxclients N] [--proto-max-bulk-len B] [--max-args N]
                    [--client-query-buffer-limit B] [--databases N] [--sync]
                    [--cache-mb MB] [--max-successive-merges K] [--threads N]
@@ -29,7 +30,9 @@ const USAGE: &str = "usage:
       (default ./rocksketch-data) on 127.0.0.1:6379; --port 0 picks a free port;
       --sync makes every write durable before it is acknowledged;
       --cache-mb sizes the hot-page cache (default 64, 0 turns it off);
-      --threads sets the I/O threads (default: one per core)
+      --threads sets the I/O threads (default: one per core);
+      CONFIG-FILE holds the same settings in redis.conf's syntax, a directive per line
+      (`port 7000`, `sync yes`; see rocksketch.conf), and flags override it
   rocksketch demo [--dir DIR] [--n N]
       ingest a Zipf stream into a count-min sketch in DIR (default ./rocksketch-data)
       and print estimates next to exact counts and the error bound

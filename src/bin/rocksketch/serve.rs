@@ -1,6 +1,7 @@
 //! `rocksketch serve`: the RESP host over a store in a local directory.
 
 use crate::args::Args;
+use crate::config_file;
 use rocksketch::resp::Limits;
 use rocksketch::server::{Server, ServerConfig};
 use rocksketch::{Store, StoreOptions};
@@ -8,25 +9,35 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 use std::io::Write;
 
+/// `serve`'s switches (a config file sets them with `yes` or `no`).
+const SWITCHES: &[&str] = &["sync", "enable-debug-command"];
+/// `serve`'s flags that take a value (a config file's directives of the same names).
+const VALUED: &[&str] = &[
+    "dir",
+    "bind",
+    "port",
+    "requirepass",
+    "maxclients",
+    "proto-max-bulk-len",
+    "max-args",
+    "client-query-buffer-limit",
+    "databases",
+    "cache-mb",
+    "max-successive-merges",
+    "threads",
+];
+
 pub fn run(argv: &[String]) -> Result<(), String> {
-    let args = Args::parse(
-        argv,
-        &["sync", "enable-debug-command"],
-        &[
-            "dir",
-            "bind",
-            "port",
-            "requirepass",
-            "maxclients",
-            "proto-max-bulk-len",
-            "max-args",
-            "client-query-buffer-limit",
-            "databases",
-            "cache-mb",
-            "max-successive-merges",
-            "threads",
-        ],
-    )?;
+    // `serve [CONFIG-FILE] [flags]`, as `redis-server`: the file's directives go first,
+    // so the flags override them.
+    let (mut all, flags) = match argv.first() {
+        Some(path) if !path.starts_with("--") => {
+            (config_file::flags(path, SWITCHES, VALUED)?, &argv[1..])
+        }
+        _ => (Vec::new(), argv),
+    };
+    all.extend(flags.iter().cloned());
+    let args = Args::parse(&all, SWITCHES, VALUED)?;
     if let Some(extra) = args.positional.first() {
         return Err(format!("unexpected argument '{extra}' (see --help)"));
     }

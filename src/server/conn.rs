@@ -130,7 +130,10 @@ impl Connection {
                     }
                 }
                 Ok(None) => return (requests, consumed, None),
-                Err(e) => return (requests, consumed, Some(Reply::Error(e.to_string()))),
+                Err(e) => {
+                    log::debug!("protocol error from client {}: {e}", self.id);
+                    return (requests, consumed, Some(Reply::Error(e.to_string())));
+                }
             }
         }
         (requests, consumed, None)
@@ -232,6 +235,14 @@ impl Connection {
             return;
         }
         for request in run {
+            log::debug!(
+                "slow command: {} us: {}",
+                share.as_micros(),
+                String::from_utf8_lossy(&request.join(&b' ')[..])
+                    .chars()
+                    .take(200)
+                    .collect::<String>()
+            );
             shared.slowlog.record(&shared.live, share, request, || {
                 let clients = shared.clients.lock();
                 clients.get(&self.id).map_or_else(Default::default, |c| {

@@ -34,7 +34,12 @@ impl Live {
             max_clients: AtomicUsize::new(max_clients),
             slower_than_us: AtomicI64::new(DEFAULT_SLOWER_THAN_US),
             slowlog_max_len: AtomicUsize::new(DEFAULT_SLOWLOG_LEN),
-            log_level: AtomicU8::new(2),
+            log_level: AtomicU8::new(match log::max_level() {
+                log::LevelFilter::Trace => 0,
+                log::LevelFilter::Debug => 1,
+                log::LevelFilter::Info => 2,
+                _ => 3,
+            }),
         }
     }
 
@@ -85,9 +90,11 @@ impl Live {
             return false;
         };
         self.log_level.store(index as u8, Ordering::Relaxed);
+        // Redis's four levels on `log`'s: debug is trace, verbose debug, notice info.
         log::set_max_level(match index {
-            0 => log::LevelFilter::Debug,
-            1 | 2 => log::LevelFilter::Info,
+            0 => log::LevelFilter::Trace,
+            1 => log::LevelFilter::Debug,
+            2 => log::LevelFilter::Info,
             _ => log::LevelFilter::Warn,
         });
         true

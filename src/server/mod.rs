@@ -292,12 +292,22 @@ impl Server {
                 workers.assign(admitted);
             }
         }
+        log::info!(
+            "shutting down: closing {} connections",
+            self.shared.clients.lock().len()
+        );
         // Each I/O thread closes its connections as it stops.
         workers.join();
         if let Some(sweeper) = sweeper {
             let _ = sweeper.join();
         }
-        self.shared.store.flush()
+        log::info!("connections closed; flushing the memtables");
+        let flushed = self.shared.store.flush();
+        match &flushed {
+            Ok(()) => log::info!("memtables flushed; every acknowledged write is on disk"),
+            Err(e) => log::warn!("flushing the memtables failed: {e}"),
+        }
+        flushed
     }
 
     /// Starts the thread that deletes expired keys: a step of [`SWEEP_STEP`] metadata
@@ -354,10 +364,12 @@ impl Server {
         let mut clients = shared.clients.lock();
         match clients.len() < shared.live.max_clients() {
             true => {
+                log::trace!("accepted client {id} from {}", info.addr);
                 clients.insert(id, ClientEntry { info });
             }
             false => {
                 drop(clients);
+                log::trace!("refused a client from {}: maxclients reached", info.addr);
                 shared.stats.rejected.fetch_add(1, Ordering::Relaxed);
                 let _ = stream.write_all(b"-ERR max number of clients reached\r\n");
                 return None;

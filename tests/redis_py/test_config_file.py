@@ -87,5 +87,44 @@ class ConfigFile(unittest.TestCase):
         self.assertIn("reading the config file", done.stderr)
 
 
+class Logs(unittest.TestCase):
+    def test_log_lines_by_level(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            log = os.path.join(tmp, "rocksketch.log")
+            proc, port = start("--dir", os.path.join(tmp, "data"), "--port", "0",
+                               "--loglevel", "debug", "--logfile", log)
+            r = redis.Redis(port=port)
+            r.config_set("slowlog-log-slower-than", 0)
+            r.cms().initbydim("k", 10, 2)
+            import socket
+            with socket.create_connection(("127.0.0.1", port)) as raw:
+                raw.sendall(b"*1\r\n$x\r\n")
+                self.assertIn(b"Protocol error", raw.recv(1024))
+            self.assertEqual(r.config_get("loglevel"), {"loglevel": "debug"})
+            r.config_set("loglevel", "warning")
+            r.cms().query("k", "quiet")  # slow, but below the level now
+            r.config_set("loglevel", "notice")
+            try:
+                r.shutdown()
+            except redis.ConnectionError:
+                pass
+            self.assertEqual(proc.wait(timeout=60), 0)
+            proc.stdout.close()
+            proc.stderr.close()
+            with open(log) as f:
+                text = f.read()
+        for expected in [
+            "INFO rocksketch ", "started: pid ", f"listening on 127.0.0.1:{port}",
+            "TRACE accepted client ", "DEBUG protocol error from client ",
+            "DEBUG slow command: ", "CMS.INITBYDIM k 10 2",
+            "INFO shutting down: closing ", "INFO connections closed; flushing the memtables",
+            "INFO memtables flushed",
+        ]:
+            self.assertIn(expected, text)
+        self.assertNotIn("CMS.QUERY k quiet", text)
+        for line in text.splitlines():
+            self.assertRegex(line, r"^rocksketch: \d+ (TRACE|DEBUG|INFO|WARN|ERROR) ")
+
+
 if __name__ == "__main__":
     unittest.main()

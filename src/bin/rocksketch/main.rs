@@ -25,6 +25,7 @@ const USAGE: &str = "usage:
                    [--maxclients N] [--proto-max-bulk-len B] [--max-args N]
                    [--client-query-buffer-limit B] [--databases N] [--sync]
                    [--cache-mb MB] [--max-successive-merges K] [--threads N]
+                   [--loglevel debug|verbose|notice|warning] [--logfile FILE]
       serve the CMS.*, BF.*, CF.*, TDIGEST.*, TOPK.* and RIBBON.* commands
       over RESP2/RESP3 from DIR
       (default ./rocksketch-data) on 127.0.0.1:6379; --port 0 picks a free port;

@@ -2,6 +2,7 @@
 
 use crate::args::Args;
 use crate::config_file;
+use crate::logger;
 use rocksketch::resp::Limits;
 use rocksketch::server::{Server, ServerConfig};
 use rocksketch::{Store, StoreOptions};
@@ -25,6 +26,8 @@ const VALUED: &[&str] = &[
     "cache-mb",
     "max-successive-merges",
     "threads",
+    "loglevel",
+    "logfile",
 ];
 
 pub fn run(argv: &[String]) -> Result<(), String> {
@@ -41,6 +44,10 @@ pub fn run(argv: &[String]) -> Result<(), String> {
     if let Some(extra) = args.positional.first() {
         return Err(format!("unexpected argument '{extra}' (see --help)"));
     }
+    logger::configure(
+        args.string("loglevel").unwrap_or("notice"),
+        args.string("logfile"),
+    )?;
     let defaults = ServerConfig::default();
     let limits = Limits {
         max_bulk: args.get("proto-max-bulk-len", defaults.limits.max_bulk)?,
@@ -77,12 +84,18 @@ pub fn run(argv: &[String]) -> Result<(), String> {
     let wanted_clients = config.max_clients;
     let server = Server::bind(store, config).map_err(|e| format!("cannot listen: {e}"))?;
     if server.max_clients() < wanted_clients {
-        eprintln!(
-            "rocksketch: the open-file limit allows {} clients, not {wanted_clients}: \
-             maxclients lowered (raise `ulimit -n` to serve more)",
+        log::warn!(
+            "the open-file limit allows {} clients, not {wanted_clients}: maxclients \
+             lowered (raise `ulimit -n` to serve more)",
             server.max_clients()
         );
     }
+    log::info!(
+        "rocksketch {} started: pid {}, data in {dir}, listening on {}",
+        env!("CARGO_PKG_VERSION"),
+        std::process::id(),
+        server.local_addr()
+    );
     let handle = server.handle();
     let mut signals = Signals::new([SIGINT, SIGTERM]).map_err(|e| e.to_string())?;
     std::thread::spawn(move || {

@@ -33,12 +33,12 @@ class MergeOperator : public rocksdb::MergeOperator {
                    MergeOperationOutput* out) const override {
     Operands ops(in.operand_list);
     const rocksdb::Slice* existing = in.existing_value;
-    out->new_value.clear();
+    Sink sink{&out->new_value, false};
     rks_status status = rks_full_merge(
         existing ? Bytes(*existing) : nullptr, existing ? existing->size() : 0,
         existing != nullptr, ops.ptrs.data(), ops.lens.data(), ops.ptrs.size(),
-        &AssignTo, &out->new_value);
-    return status == RKS_OK;
+        &AssignTo, &sink);
+    return status == RKS_OK && !sink.failed;
   }
 
   // Combines a run of operands into one where they combine (counter deltas, bit
@@ -49,11 +49,11 @@ class MergeOperator : public rocksdb::MergeOperator {
                          rocksdb::Logger* /*logger*/) const override {
     Operands ops(operand_list);
     bool merged = false;
-    new_value->clear();
+    Sink sink{new_value, false};
     rks_status status =
         rks_partial_merge(ops.ptrs.data(), ops.lens.data(), ops.ptrs.size(),
-                          &AssignTo, new_value, &merged);
-    return status == RKS_OK && merged;
+                          &AssignTo, &sink, &merged);
+    return status == RKS_OK && merged && !sink.failed;
   }
 
  private:
@@ -75,8 +75,20 @@ class MergeOperator : public rocksdb::MergeOperator {
     return reinterpret_cast<const uint8_t*>(s.data());
   }
 
-  static void AssignTo(void* ctx, const uint8_t* data, size_t len) {
-    static_cast<std::string*>(ctx)->assign(reinterpret_cast<const char*>(data), len);
+  // Where a merged value goes. A C++ exception must not unwind through the Rust frames
+  // that call the sink, so a failed copy (out of memory) is caught here and reported.
+  struct Sink {
+    std::string* value;
+    bool failed;
+  };
+
+  static void AssignTo(void* ctx, const uint8_t* data, size_t len) noexcept {
+    Sink* sink = static_cast<Sink*>(ctx);
+    try {
+      sink->value->assign(reinterpret_cast<const char*>(data), len);
+    } catch (...) {
+      sink->failed = true;
+    }
   }
 };
 

@@ -1,6 +1,7 @@
-//! A small flag parser: `--name value` pairs and bare `--switch`es. A flag the command
-//! does not know, or a value that does not parse, is an error naming it: a mistyped
-//! `--requirepass` must stop the server from starting, not start it without a password.
+//! The flags a command was given, by name: from clap's matches (the command line) or
+//! from `--name value` pairs (a config file's directives). A value that does not parse
+//! is an error naming its flag: a mistyped `--requirepass` or `--port` must stop the
+//! server from starting, not start it with a default.
 
 use std::collections::HashMap;
 use std::str::FromStr;
@@ -33,6 +34,42 @@ impl Args {
             }
         }
         Ok(args)
+    }
+
+    /// The flags and positional arguments clap matched for one (sub)command.
+    pub fn from_matches(matches: &clap::ArgMatches) -> Args {
+        let mut args = Args {
+            values: HashMap::new(),
+            switches: Vec::new(),
+            positional: Vec::new(),
+        };
+        for id in matches.ids() {
+            let name = id.as_str();
+            if let Ok(Some(on)) = matches.try_get_one::<bool>(name) {
+                if *on {
+                    args.switches.push(name.to_owned());
+                }
+            } else if let Ok(Some(value)) = matches.try_get_one::<String>(name) {
+                match name {
+                    "config-file" => args.positional.push(value.clone()),
+                    _ => drop(args.values.insert(name.to_owned(), value.clone())),
+                }
+            }
+        }
+        args
+    }
+
+    /// These arguments with `over`'s flags laid over them (a config file's, then the
+    /// command line's).
+    pub fn overlaid(mut self, over: Args) -> Args {
+        self.values.extend(over.values);
+        for switch in over.switches {
+            if !self.switches.contains(&switch) {
+                self.switches.push(switch);
+            }
+        }
+        self.positional = over.positional;
+        self
     }
 
     pub fn get<T: FromStr>(&self, name: &str, default: T) -> Result<T, String> {

@@ -12,37 +12,18 @@ const DISTINCT: u64 = 1_000_000;
 const ZIPF_S: f64 = 1.1;
 const ROUNDS: usize = 4;
 
-pub fn run(argv: &[String]) -> Result<(), String> {
-    let args = Args::parse(
-        argv,
-        &["json"],
-        &[
-            "n",
-            "queries",
-            "absent",
-            "settle",
-            "dir",
-            "page-bytes",
-            "max-successive-merges",
-            "write-buffer-mb",
-            "batch",
-            "accuracy-n",
-            "seeds",
-        ],
-    )?;
-    match args.positional.first().map(String::as_str) {
-        Some("cms-incrby") => cms_incrby(&args),
-        Some("bf-add") => crate::bench_bloom::bf_add(&args),
-        Some("bf-exists") => crate::bench_bloom::bf_exists(&args),
-        Some("cf-add") => crate::bench_cuckoo::cf_add(&args),
-        Some("cf-exists") => crate::bench_cuckoo::cf_exists(&args),
-        Some("tdigest-add") => crate::bench_tdigest::tdigest_add(&args),
-        Some("topk-add") => crate::bench_topk::topk_add(&args),
-        Some("ribbon") => crate::bench_ribbon::ribbon(&args),
-        other => Err(format!(
-            "unknown benchmark {other:?}; known: cms-incrby, bf-add, bf-exists, cf-add, \
-             cf-exists, tdigest-add, topk-add, ribbon"
-        )),
+pub fn run(name: &str, args: Args) -> Result<(), String> {
+    let args = &args;
+    match name {
+        "cms-incrby" => cms_incrby(args),
+        "bf-add" => crate::bench_bloom::bf_add(args),
+        "bf-exists" => crate::bench_bloom::bf_exists(args),
+        "cf-add" => crate::bench_cuckoo::cf_add(args),
+        "cf-exists" => crate::bench_cuckoo::cf_exists(args),
+        "tdigest-add" => crate::bench_tdigest::tdigest_add(args),
+        "topk-add" => crate::bench_topk::topk_add(args),
+        "ribbon" => crate::bench_ribbon::ribbon(args),
+        other => Err(format!("unknown benchmark {other}")),
     }
 }
 

@@ -12,8 +12,7 @@ use std::time::Instant;
 const ERROR: f64 = 0.001;
 const PROBABILITY: f64 = 0.01;
 
-pub fn run(argv: &[String]) -> Result<(), String> {
-    let args = Args::parse(argv, &[], &["dir", "n"])?;
+pub fn run(args: Args) -> Result<(), String> {
     let dir = args.string("dir").unwrap_or("./rocksketch-data").to_owned();
     let n: u64 = args.get("n", 1_000_000)?;
     let store = Store::open(&dir, StoreOptions::default()).map_err(|e| e.to_string())?;

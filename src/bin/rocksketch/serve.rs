@@ -10,40 +10,24 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 use std::io::Write;
 
-/// `serve`'s switches (a config file sets them with `yes` or `no`).
-const SWITCHES: &[&str] = &["sync", "enable-debug-command"];
-/// `serve`'s flags that take a value (a config file's directives of the same names).
-const VALUED: &[&str] = &[
-    "dir",
-    "bind",
-    "port",
-    "requirepass",
-    "maxclients",
-    "proto-max-bulk-len",
-    "max-args",
-    "client-query-buffer-limit",
-    "databases",
-    "cache-mb",
-    "max-successive-merges",
-    "threads",
-    "loglevel",
-    "logfile",
-];
-
-pub fn run(argv: &[String]) -> Result<(), String> {
-    // `serve [CONFIG-FILE] [flags]`, as `redis-server`: the file's directives go first,
-    // so the flags override them.
-    let (mut all, flags) = match argv.first() {
-        Some(path) if !path.starts_with("--") => {
-            (config_file::flags(path, SWITCHES, VALUED)?, &argv[1..])
+pub fn run(cli: Args) -> Result<(), String> {
+    // A config file's directives first, so the command line's flags override them.
+    let args = match cli.positional.first() {
+        None => cli,
+        Some(path) => {
+            let flags = crate::cli::serve_args();
+            let names = |switches: bool| -> Vec<&str> {
+                flags
+                    .iter()
+                    .filter(|a| matches!(a.get_action(), clap::ArgAction::SetTrue) == switches)
+                    .map(|a| a.get_id().as_str())
+                    .collect()
+            };
+            let (switches, valued) = (names(true), names(false));
+            let file = config_file::flags(path, &switches, &valued)?;
+            Args::parse(&file, &switches, &valued)?.overlaid(cli)
         }
-        _ => (Vec::new(), argv),
     };
-    all.extend(flags.iter().cloned());
-    let args = Args::parse(&all, SWITCHES, VALUED)?;
-    if let Some(extra) = args.positional.first() {
-        return Err(format!("unexpected argument '{extra}' (see --help)"));
-    }
     logger::configure(
         args.string("loglevel").unwrap_or("notice"),
         args.string("logfile"),

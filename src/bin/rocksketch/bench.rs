@@ -11,9 +11,14 @@ use std::time::{Duration, Instant};
 const DISTINCT: u64 = 1_000_000;
 const ZIPF_S: f64 = 1.1;
 const ROUNDS: usize = 4;
+/// Operations between two moves of a progress bar.
+const PROGRESS_STEP: usize = 1024;
 
 pub fn run(name: &str, args: Args) -> Result<(), String> {
     let args = &args;
+    if args.switch("json") {
+        crate::progress::quiet();
+    }
     match name {
         "cms-incrby" => cms_incrby(args),
         "bf-add" => crate::bench_bloom::bf_add(args),
@@ -229,16 +234,22 @@ where
 {
     let mut elapsed = vec![Duration::ZERO; modes.len()];
     let per_round = items.len().div_ceil(ROUNDS).max(1);
+    let bar = crate::progress::bar(items.len() * modes.len(), "writes");
     for (round, chunk) in items.chunks(per_round).enumerate() {
         for (m, mode) in modes.iter().enumerate() {
             let base = (round * per_round) as u64;
-            let started = Instant::now();
-            for (i, item) in chunk.iter().enumerate() {
-                write(*mode, base + i as u64, item)?;
+            // Timed in slices, so the bar moves between them, outside the clock.
+            for (s, slice) in chunk.chunks(PROGRESS_STEP).enumerate() {
+                let started = Instant::now();
+                for (i, item) in slice.iter().enumerate() {
+                    write(*mode, base + (s * PROGRESS_STEP + i) as u64, item)?;
+                }
+                elapsed[m] += started.elapsed();
+                bar.inc(slice.len() as u64);
             }
-            elapsed[m] += started.elapsed();
         }
     }
+    bar.finish_and_clear();
     Ok(elapsed)
 }
 
@@ -255,11 +266,16 @@ where
     F: FnMut(&str) -> Result<(), String>,
 {
     let mut micros: Vec<f64> = Vec::with_capacity(items.len());
+    let bar = crate::progress::bar(items.len(), "reads");
     for item in items {
         let started = Instant::now();
         op(item)?;
         micros.push(started.elapsed().as_secs_f64() * 1e6);
+        if micros.len().is_multiple_of(PROGRESS_STEP) {
+            bar.inc(PROGRESS_STEP as u64);
+        }
     }
+    bar.finish_and_clear();
     micros.sort_by(f64::total_cmp);
     let at = |q: f64| {
         micros

@@ -11,6 +11,7 @@ mod cli;
 mod config_file;
 mod demo;
 mod logger;
+mod progress;
 mod serve;
 
 use args::Args;

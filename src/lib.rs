@@ -39,6 +39,7 @@ mod combine;
 pub mod command;
 pub mod cuckoo;
 mod error;
+pub mod inspect;
 pub mod keys;
 mod locks;
 pub mod meta;

@@ -9,6 +9,7 @@ mod guard;
 mod hot;
 mod namespace;
 mod options;
+pub(crate) use options::open_db;
 mod pending;
 mod read;
 mod recover;

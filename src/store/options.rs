@@ -86,7 +86,7 @@ impl StoreOptions {
 
 /// Opens (creating if needed) the database of [`super::Store::open`] in `dir`, or opens it
 /// read-only (for reads while a reopen after a write error fails).
-pub(super) fn open_db(
+pub(crate) fn open_db(
     dir: &Path,
     options: &StoreOptions,
     cache: &Cache,

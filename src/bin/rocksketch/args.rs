@@ -51,7 +51,7 @@ impl Args {
                 }
             } else if let Ok(Some(value)) = matches.try_get_one::<String>(name) {
                 match name {
-                    "config-file" => args.positional.push(value.clone()),
+                    "config-file" | "key" => args.positional.push(value.clone()),
                     _ => drop(args.values.insert(name.to_owned(), value.clone())),
                 }
             }

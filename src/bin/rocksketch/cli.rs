@@ -162,6 +162,16 @@ pub fn command() -> Command {
                 .arg(valued("n", "N", "increments [default: 1000000]")),
         )
         .subcommand(
+            Command::new("inspect")
+                .about(
+                    "Read a store offline: per key its type, version, parameters, pages, \
+                     operands waiting and bytes on disk; per column family its files by level",
+                )
+                .arg(dir("the data directory [default: ./rocksketch-data]"))
+                .arg(Arg::new("key").value_name("KEY").help("only this key (in any database)"))
+                .arg(switch("json", "print the report as JSON")),
+        )
+        .subcommand(
             Command::new("bench")
                 .about("Measurements compared side by side in one run, as ratios")
                 .subcommand_required(true)

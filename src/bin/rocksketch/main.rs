@@ -10,6 +10,7 @@ mod bench_topk;
 mod cli;
 mod config_file;
 mod demo;
+mod inspect;
 mod logger;
 mod progress;
 mod serve;
@@ -24,6 +25,7 @@ fn main() -> ExitCode {
     let result = match matches.subcommand() {
         Some(("serve", m)) => serve::run(Args::from_matches(m)),
         Some(("demo", m)) => demo::run(Args::from_matches(m)),
+        Some(("inspect", m)) => inspect::run(Args::from_matches(m)),
         Some(("bench", m)) => match m.subcommand() {
             Some((name, m)) => bench::run(name, Args::from_matches(m)),
             None => Err("which benchmark? (see rocksketch bench --help)".to_owned()),

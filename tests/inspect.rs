@@ -17,7 +17,10 @@ fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
         .unwrap()
         .map(|e| {
             let e = e.unwrap();
-            (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap())
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
         })
         .collect();
     out.sort();
@@ -31,7 +34,10 @@ fn operands_wait_until_a_compaction_folds_them() {
         let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
         store.cms("clicks").init_by_dim(1000, 3).unwrap();
         for i in 0..20 {
-            store.cms("clicks").incr_by(&[(format!("item{i}"), 1)]).unwrap();
+            store
+                .cms("clicks")
+                .incr_by(&[(format!("item{i}"), 1)])
+                .unwrap();
         }
         store.bloom("seen").reserve(0.01, 100, 2).unwrap();
         store.cuckoo("other").add("x").unwrap();
@@ -59,10 +65,17 @@ fn operands_wait_until_a_compaction_folds_them() {
     }
     let report = inspect(dir.path(), Some(b"clicks")).unwrap();
     let clicks = &report.keys[0];
-    assert!(clicks.pages.iter().all(|p| p.operands == 0), "{:?}", clicks.pages);
+    assert!(
+        clicks.pages.iter().all(|p| p.operands == 0),
+        "{:?}",
+        clicks.pages
+    );
     assert!(clicks.bytes_on_disk > 0);
     let pages_cf = &report.column_families[1];
-    assert!(pages_cf.levels.iter().any(|(_, files, bytes)| *files > 0 && *bytes > 0));
+    assert!(pages_cf
+        .levels
+        .iter()
+        .any(|(_, files, bytes)| *files > 0 && *bytes > 0));
 }
 
 #[test]
@@ -77,7 +90,11 @@ fn the_fixture_is_reported_and_left_as_it_was() {
         .arg(dir.path())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let keys = report["keys"].as_array().unwrap();
     let find = |name: &str| keys.iter().find(|k| k["key"] == name).unwrap();

@@ -42,7 +42,7 @@ impl Connection {
     pub(crate) fn new(shared: Arc<Shared>, id: u64) -> Connection {
         let authenticated = !shared.live.has_password();
         let limits = if authenticated {
-            shared.config.limits
+            shared.live.limits(shared.config.limits)
         } else {
             UNAUTHENTICATED_LIMITS
         };
@@ -60,7 +60,8 @@ impl Connection {
     /// Marks the client authenticated, lifting the small limits of a stranger.
     pub(crate) fn authenticate(&mut self) {
         self.authenticated = true;
-        self.parser.set_limits(self.shared.config.limits);
+        self.parser
+            .set_limits(self.shared.live.limits(self.shared.config.limits));
     }
 
     /// If `input` is nothing but complete requests that can run as one batch (see
@@ -118,6 +119,11 @@ impl Connection {
     ) -> (Vec<Vec<Vec<u8>>>, usize, Option<Reply>) {
         let mut consumed = 0;
         let mut requests = Vec::new();
+        // `CONFIG SET proto-max-bulk-len | max-args` applies from the next request on.
+        if self.authenticated {
+            let limits = self.shared.live.limits(self.shared.config.limits);
+            self.parser.set_limits(limits);
+        }
         while requests.len() < MAX_RUN {
             match self.parser.next(&input[consumed..]) {
                 Ok(Some((args, used))) => {

@@ -2,6 +2,8 @@
 //! client may change while it runs, the slow-command log, per-command statistics and
 //! the operations-per-second meter.
 
+use super::ServerConfig;
+use crate::resp::Limits;
 use parking_lot::{Mutex, RwLock};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicU8, AtomicUsize, Ordering};
@@ -22,16 +24,22 @@ pub(crate) const LOG_LEVELS: [&str; 4] = ["debug", "verbose", "notice", "warning
 pub(crate) struct Live {
     requirepass: RwLock<Option<String>>,
     max_clients: AtomicUsize,
+    max_bulk: AtomicUsize,
+    max_args: AtomicUsize,
+    max_query_buffer: AtomicUsize,
     slower_than_us: AtomicI64,
     slowlog_max_len: AtomicUsize,
     log_level: AtomicU8,
 }
 
 impl Live {
-    pub(crate) fn new(requirepass: Option<String>, max_clients: usize) -> Live {
+    pub(crate) fn new(config: &ServerConfig, max_clients: usize) -> Live {
         Live {
-            requirepass: RwLock::new(requirepass),
+            requirepass: RwLock::new(config.requirepass.clone()),
             max_clients: AtomicUsize::new(max_clients),
+            max_bulk: AtomicUsize::new(config.limits.max_bulk),
+            max_args: AtomicUsize::new(config.limits.max_args),
+            max_query_buffer: AtomicUsize::new(config.max_query_buffer),
             slower_than_us: AtomicI64::new(DEFAULT_SLOWER_THAN_US),
             slowlog_max_len: AtomicUsize::new(DEFAULT_SLOWLOG_LEN),
             log_level: AtomicU8::new(match log::max_level() {
@@ -54,6 +62,31 @@ impl Live {
     /// An empty password removes it, as in Redis.
     pub(crate) fn set_requirepass(&self, pass: &str) {
         *self.requirepass.write() = (!pass.is_empty()).then(|| pass.to_owned());
+    }
+
+    /// An authenticated client's limits on one request (`max_inline` as configured).
+    pub(crate) fn limits(&self, configured: Limits) -> Limits {
+        Limits {
+            max_bulk: self.max_bulk.load(Ordering::Relaxed),
+            max_args: self.max_args.load(Ordering::Relaxed),
+            ..configured
+        }
+    }
+
+    pub(crate) fn set_max_bulk(&self, n: usize) {
+        self.max_bulk.store(n, Ordering::Relaxed);
+    }
+
+    pub(crate) fn set_max_args(&self, n: usize) {
+        self.max_args.store(n, Ordering::Relaxed);
+    }
+
+    pub(crate) fn max_query_buffer(&self) -> usize {
+        self.max_query_buffer.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_max_query_buffer(&self, n: usize) {
+        self.max_query_buffer.store(n, Ordering::Relaxed);
     }
 
     pub(crate) fn max_clients(&self) -> usize {
@@ -328,7 +361,7 @@ mod tests {
 
     #[test]
     fn the_log_keeps_the_newest_entries_within_its_length() {
-        let live = Live::new(None, 10);
+        let live = Live::new(&ServerConfig::default(), 10);
         live.set_slower_than_us(0);
         live.set_slowlog_max_len(3);
         let log = SlowLog::default();

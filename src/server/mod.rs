@@ -220,7 +220,7 @@ impl Server {
         config.max_clients = fit_max_clients(config.max_clients);
         let listener = TcpListener::bind((config.bind.as_str(), config.port))?;
         let addr = listener.local_addr()?;
-        let live = introspect::Live::new(config.requirepass.clone(), config.max_clients);
+        let live = introspect::Live::new(&config, config.max_clients);
         Ok(Server {
             listener,
             shared: Arc::new(Shared {

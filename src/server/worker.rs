@@ -175,7 +175,7 @@ impl Client {
     /// Reads everything the client sent so far, or until its input passes the query
     /// buffer limit (then [`Client::service`] answers the error and closes).
     fn read_input(&mut self, chunk: &mut [u8]) {
-        let limit = self.conn.shared.config.max_query_buffer;
+        let limit = self.conn.shared.live.max_query_buffer();
         while self.input.len() <= limit {
             match self.stream.read(chunk) {
                 Ok(0) => {
@@ -234,7 +234,7 @@ impl Client {
             if !self.run_input() {
                 return false;
             }
-            if self.input.len() > self.conn.shared.config.max_query_buffer {
+            if self.input.len() > self.conn.shared.live.max_query_buffer() {
                 let err = Reply::Error("ERR Protocol error: query buffer limit reached".into());
                 resp::encode(&err, self.conn.protocol, &mut self.output);
                 let _ = self.flush();

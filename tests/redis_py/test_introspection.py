@@ -136,6 +136,19 @@ class LiveSettings(unittest.TestCase):
         self.assertTrue(admin.config_set("requirepass", ""))
         self.assertTrue(self.server.client().ping())
 
+    def test_request_limits_apply_to_the_next_request(self):
+        admin = self.server.client()
+        other = self.server.client()
+        other.ping()
+        self.assertTrue(admin.config_set("proto-max-bulk-len", "1kb"))
+        self.assertEqual(admin.config_get("proto-max-bulk-len"), {"proto-max-bulk-len": "1024"})
+        with self.assertRaisesRegex(redis.ResponseError, "Protocol error"):
+            other.execute_command("ECHO", "x" * 2000)
+        self.assertTrue(admin.config_set("proto-max-bulk-len", "512mb"))
+        self.assertEqual(len(self.server.client().echo("x" * 2000)), 2000)
+        with self.assertRaisesRegex(redis.ResponseError, "argument must be a memory value"):
+            admin.config_set("client-query-buffer-limit", "lots")
+
     def test_maxclients_refuses_connections_past_it(self):
         admin = self.server.client()
         admin.ping()

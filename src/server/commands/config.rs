@@ -15,6 +15,7 @@ const PARAMETERS: &[&str] = &[
     "maxclients",
     "databases",
     "proto-max-bulk-len",
+    "max-args",
     "client-query-buffer-limit",
     "io-threads",
     "enable-debug-command",
@@ -39,8 +40,9 @@ fn value(conn: &Connection, name: &str) -> String {
         "requirepass" => shared.live.requirepass().unwrap_or_default(),
         "maxclients" => shared.live.max_clients().to_string(),
         "databases" => config.databases.to_string(),
-        "proto-max-bulk-len" => config.limits.max_bulk.to_string(),
-        "client-query-buffer-limit" => config.max_query_buffer.to_string(),
+        "proto-max-bulk-len" => shared.live.limits(config.limits).max_bulk.to_string(),
+        "max-args" => shared.live.limits(config.limits).max_args.to_string(),
+        "client-query-buffer-limit" => shared.live.max_query_buffer().to_string(),
         "io-threads" => config.threads.to_string(),
         "enable-debug-command" => yes_no(config.enable_debug_command),
         "slowlog-log-slower-than" => shared.live.slower_than_us().to_string(),
@@ -144,6 +146,16 @@ fn check_set(name: &str, value: String) -> Result<Apply, String> {
             }
             Box::new(move |c: &Connection| c.shared.live.set_max_clients(n))
         }
+        "proto-max-bulk-len" | "max-args" | "client-query-buffer-limit" => {
+            let n = size(&value)?;
+            match name {
+                "proto-max-bulk-len" => {
+                    Box::new(move |c: &Connection| c.shared.live.set_max_bulk(n))
+                }
+                "max-args" => Box::new(move |c: &Connection| c.shared.live.set_max_args(n)),
+                _ => Box::new(move |c: &Connection| c.shared.live.set_max_query_buffer(n)),
+            }
+        }
         "slowlog-log-slower-than" => {
             let n = number(&value)?;
             if n < -1 {
@@ -187,6 +199,33 @@ fn check_set(name: &str, value: String) -> Result<Apply, String> {
             ))
         }
     })
+}
+
+/// A size as Redis writes them: bytes, or a number with `k`/`m`/`g` (powers of 1000) or
+/// `kb`/`mb`/`gb` (powers of 1024); at least 1.
+fn size(value: &str) -> Result<usize, String> {
+    let lower = value.to_ascii_lowercase();
+    let split = lower
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(lower.len());
+    let (digits, unit) = lower.split_at(split);
+    let unit: u64 = match unit {
+        "" | "b" => 1,
+        "k" => 1000,
+        "kb" => 1 << 10,
+        "m" => 1_000_000,
+        "mb" => 1 << 20,
+        "g" => 1_000_000_000,
+        "gb" => 1 << 30,
+        _ => return Err("argument must be a memory value".to_owned()),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(unit))
+        .and_then(|n| usize::try_from(n).ok())
+        .filter(|n| *n >= 1)
+        .ok_or_else(|| "argument must be a memory value".to_owned())
 }
 
 /// `SLOWLOG GET [count] | LEN | RESET`.

@@ -13,11 +13,12 @@ pub(crate) use options::open_db;
 mod pending;
 mod read;
 mod recover;
+mod tables;
 
 pub(crate) use batch::Batch;
 pub use db::Db;
 use db::DbSlot;
-pub(crate) use guard::KeyGuard;
+pub(crate) use guard::{take_last_lookup, KeyGuard};
 pub use namespace::Namespace;
 pub use options::{ColumnFamilies, StoreOptions, META_CF, PAGES_CF};
 pub use pending::INTERNAL_NS;

@@ -160,6 +160,7 @@ impl Connection {
                 .stats
                 .commands
                 .fetch_add(run as u64, Ordering::Relaxed);
+            crate::store::take_last_lookup();
             let started = Instant::now();
             let outcome = catch_unwind(AssertUnwindSafe(|| {
                 self.run_one(&requests[at..at + run], output)
@@ -236,6 +237,13 @@ impl Connection {
         shared
             .command_stats
             .add(self.id, index, run.len() as u64, micros, failed);
+        if commands::is_key_read(index) {
+            if let Some(found) = crate::store::take_last_lookup() {
+                shared
+                    .command_stats
+                    .lookup(self.id, found, run.len() as u64);
+            }
+        }
         let share = elapsed / run.len() as u32;
         if !SlowLog::is_slow(&shared.live, share) {
             return;

@@ -251,9 +251,19 @@ struct CommandCounters {
 /// one command do not all write one cache line; `INFO` adds them up.
 const STAT_SHARDS: usize = 8;
 
-/// Every command's counters, by the command's position in the command table.
+/// Every command's counters, by the command's position in the command table, and the
+/// keyspace hits and misses of read commands.
 pub(crate) struct CommandStats {
     shards: Vec<Box<[CommandCounters]>>,
+    keyspace: Vec<Keyspace>,
+}
+
+/// Hits and misses of one shard, on a cache line of its own.
+#[derive(Default)]
+#[repr(align(64))]
+struct Keyspace {
+    hits: AtomicU64,
+    misses: AtomicU64,
 }
 
 impl CommandStats {
@@ -261,7 +271,25 @@ impl CommandStats {
         let shard = || (0..commands).map(|_| CommandCounters::default()).collect();
         CommandStats {
             shards: (0..STAT_SHARDS).map(|_| shard()).collect(),
+            keyspace: (0..STAT_SHARDS).map(|_| Keyspace::default()).collect(),
         }
+    }
+
+    /// Counts `n` lookups of a key by a read command of connection `client`.
+    pub(crate) fn lookup(&self, client: u64, found: bool, n: u64) {
+        let shard = &self.keyspace[client as usize % STAT_SHARDS];
+        let counter = if found { &shard.hits } else { &shard.misses };
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// (keyspace hits, keyspace misses).
+    pub(crate) fn keyspace(&self) -> (u64, u64) {
+        self.keyspace.iter().fold((0, 0), |(h, m), k| {
+            (
+                h + k.hits.load(Ordering::Relaxed),
+                m + k.misses.load(Ordering::Relaxed),
+            )
+        })
     }
 
     /// Counts `calls` of command `index` by connection `client`.
@@ -296,6 +324,10 @@ impl CommandStats {
             for counter in [&c.calls, &c.micros, &c.failed] {
                 counter.store(0, Ordering::Relaxed);
             }
+        }
+        for k in &self.keyspace {
+            k.hits.store(0, Ordering::Relaxed);
+            k.misses.store(0, Ordering::Relaxed);
         }
     }
 }

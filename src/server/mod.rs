@@ -26,6 +26,7 @@ mod gate;
 pub mod glob;
 mod introspect;
 mod multi;
+mod persistence;
 mod together;
 mod worker;
 
@@ -164,6 +165,8 @@ pub(crate) struct Shared {
     /// `INFO commandstats`, by the command's position in the command table.
     command_stats: introspect::CommandStats,
     ops: introspect::OpsMeter,
+    /// When the memtables were last flushed (`LASTSAVE`, `SAVE`, `BGSAVE`).
+    flushes: persistence::FlushClock,
     cursors: Mutex<Cursors>,
     /// `'static` so that a connection can hold it while it runs a command that needs
     /// the connection mutably, without counting references on every command (one
@@ -221,6 +224,7 @@ impl Server {
         let listener = TcpListener::bind((config.bind.as_str(), config.port))?;
         let addr = listener.local_addr()?;
         let live = introspect::Live::new(&config, config.max_clients);
+        let flushes = persistence::FlushClock::new(&store);
         Ok(Server {
             listener,
             shared: Arc::new(Shared {
@@ -239,6 +243,7 @@ impl Server {
                 slowlog: introspect::SlowLog::default(),
                 command_stats: introspect::CommandStats::new(commands::command_names().count()),
                 ops: introspect::OpsMeter::default(),
+                flushes,
                 cursors: Mutex::new(Cursors::default()),
                 gate: Box::leak(Box::default()),
             }),
@@ -327,6 +332,7 @@ impl Server {
                 }
                 if cursor.is_none() {
                     pass_started = Instant::now();
+                    shared.flushes.watch(&shared.store);
                 }
                 // An error (say, a corrupt record) ends this pass; the next one retries.
                 cursor = match shared.store.sweep_expired(cursor.as_deref(), SWEEP_STEP) {

@@ -86,5 +86,18 @@ impl KeyGuard<'_> {
 
 /// `meta` unless it has expired.
 pub(super) fn live(meta: Option<Meta>) -> Option<Meta> {
-    meta.filter(|m| !m.is_expired(now_ms()))
+    let meta = meta.filter(|m| !m.is_expired(now_ms()));
+    LAST_LOOKUP.with(|last| last.set(Some(meta.is_some())));
+    meta
+}
+
+thread_local! {
+    /// Whether the last lookup of a key's metadata on this thread found a live key.
+    static LAST_LOOKUP: std::cell::Cell<Option<bool>> = const { std::cell::Cell::new(None) };
+}
+
+/// Whether the last key lookup on this thread (since the last call) found the key, for
+/// `INFO stats`' keyspace hits and misses; `None` if there was none.
+pub(crate) fn take_last_lookup() -> Option<bool> {
+    LAST_LOOKUP.with(|last| last.take())
 }

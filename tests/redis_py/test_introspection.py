@@ -1,5 +1,6 @@
 """CONFIG GET/SET, SLOWLOG and INFO as redis-py reads them, in RESP2 and RESP3."""
 
+import time
 import unittest
 
 import redis
@@ -91,6 +92,38 @@ class Introspection(OneServer):
         self.assertIn("page_cache_hit_rate", memory)
         self.assertNotIn("connected_clients", memory)
         self.assertIn("rocksdb_pending_compaction_bytes", self.r.info("persistence"))
+
+    def test_keyspace_hits_and_misses_count_reads_only(self):
+        self.assertTrue(self.r.config_resetstat())
+        self.r.bf().exists("nothing-here", "x")  # a miss
+        with self.assertRaises(redis.ResponseError):
+            self.r.cms().query("no-sketch", "x")  # a miss
+        self.r.bf().add("f", "x")  # a write: not counted
+        self.r.bf().exists("f", "x")  # a hit
+        self.r.bf().exists("f", "y")  # a hit: the key is there
+        stats = self.r.info("stats")
+        self.assertEqual((stats["keyspace_hits"], stats["keyspace_misses"]), (2, 2))
+
+    def test_save_flushes_and_lastsave_says_when(self):
+        started = int(self.r.lastsave().timestamp())
+        self.r.cms().initbydim("saved", 10, 2)
+        while int(time.time()) <= started:
+            time.sleep(0.05)
+        before = int(time.time())
+        self.assertTrue(self.r.save())
+        saved = int(self.r.lastsave().timestamp())
+        self.assertGreaterEqual(saved, before)
+        persistence = self.r.info("persistence")
+        self.assertEqual(persistence["rdb_last_save_time"], saved)
+        self.assertEqual(persistence["rdb_last_bgsave_status"], "ok")
+        self.assertTrue(self.r.bgsave())
+        deadline = time.time() + 30
+        while self.r.info("persistence")["rdb_bgsave_in_progress"]:
+            self.assertLess(time.time(), deadline)
+            time.sleep(0.05)
+        with self.assertRaisesRegex(redis.ResponseError, "^syntax error$"):
+            self.r.execute_command("BGSAVE", "NOW")
+        self.assertEqual(self.r.cms().query("saved", "x"), [0])
 
     def test_commandstats_count_calls_and_failures(self):
         self.assertTrue(self.r.config_resetstat())

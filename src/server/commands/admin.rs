@@ -1,6 +1,7 @@
 //! Server commands: `MODULE`, `DEBUG` (`INFO` is in [`super::info`]).
 
 use super::*;
+use crate::server::persistence::Begun;
 
 /// `DEBUG PANIC` (a panicking command: the client gets an error and its connection
 /// closes, the server carries on) and `DEBUG SLEEP seconds`, when enabled.
@@ -39,4 +40,43 @@ pub(super) fn module(args: &[Vec<u8>]) -> Reply {
             String::from_utf8_lossy(&args[1])
         )),
     }
+}
+
+/// `SAVE`: flushes the memtables to table files (every acknowledged write is already in
+/// the write-ahead log; the flush shortens what a restart replays).
+pub(super) fn save(conn: &Connection) -> Reply {
+    match conn.shared.flushes.flush(&conn.shared.store) {
+        Ok(()) => Reply::ok(),
+        Err(e) => Reply::from(&e),
+    }
+}
+
+/// `BGSAVE [SCHEDULE]`: the same flush on a thread of its own.
+pub(super) fn bgsave(conn: &Connection, args: &[Vec<u8>]) -> Reply {
+    let schedule = match args {
+        [_] => false,
+        [_, arg] if lower(arg) == "schedule" => true,
+        _ => return err("ERR syntax error"),
+    };
+    let shared = conn.shared.clone();
+    match shared.flushes.begin_background(schedule) {
+        Begun::Start => {}
+        Begun::Scheduled => return Reply::Simple("Background saving scheduled".to_owned()),
+        Begun::Busy => return err("ERR Background save already in progress"),
+    }
+    let started = std::thread::Builder::new()
+        .name("bgsave".to_owned())
+        .spawn(move || shared.flushes.run_background(&shared.store));
+    match started {
+        Ok(_) => Reply::Simple("Background saving started".to_owned()),
+        Err(e) => {
+            conn.shared.flushes.abandon_background();
+            Reply::Error(format!("ERR could not start the background flush: {e}"))
+        }
+    }
+}
+
+/// `LASTSAVE`: Unix seconds of the last flush (ours or RocksDB's own).
+pub(super) fn lastsave(conn: &Connection) -> Reply {
+    Reply::Int(conn.shared.flushes.last() as i64)
 }

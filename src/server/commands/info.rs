@@ -140,12 +140,17 @@ fn memory(conn: &Connection, text: &mut String) {
 
 fn persistence(conn: &Connection, text: &mut String) {
     // Every acknowledged write is in RocksDB's write-ahead log; there are no snapshots.
+    // A "save" is a flush of the memtables (see `SAVE`).
+    let flushes = &conn.shared.flushes;
     let _ = write!(
         text,
-        "# Persistence\r\nloading:0\r\nrdb_bgsave_in_progress:0\r\naof_enabled:0\r\n\
-         rocksdb_wal:1\r\nrocksdb_memtables_unflushed:{}\r\nrocksdb_flush_pending:{}\r\n\
+        "# Persistence\r\nloading:0\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\n\
+         rdb_last_bgsave_status:{}\r\naof_enabled:0\r\nrocksdb_wal:1\r\nrocksdb_memtables_unflushed:{}\r\nrocksdb_flush_pending:{}\r\n\
          rocksdb_running_flushes:{}\r\nrocksdb_running_compactions:{}\r\n\
          rocksdb_pending_compaction_bytes:{}\r\nrocksdb_background_errors:{}\r\n",
+        u8::from(flushes.background_running()),
+        flushes.last(),
+        if flushes.last_failed() { "err" } else { "ok" },
         property(conn, "rocksdb.num-immutable-mem-table") + 1,
         property(conn, "rocksdb.mem-table-flush-pending"),
         property(conn, "rocksdb.num-running-flushes"),
@@ -159,10 +164,12 @@ fn stats(conn: &Connection, text: &mut String) {
     let shared = &conn.shared;
     let stats = &shared.stats;
     let (hits, misses, cached) = shared.store.page_cache_stats();
+    let (key_hits, key_misses) = shared.command_stats.keyspace();
     let _ = write!(
         text,
         "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
          instantaneous_ops_per_sec:{}\r\nrejected_connections:{}\r\n\
+         keyspace_hits:{key_hits}\r\nkeyspace_misses:{key_misses}\r\n\
          page_cache_hits:{hits}\r\npage_cache_misses:{misses}\r\npage_cache_bytes:{cached}\r\n",
         stats.connections.load(Ordering::Relaxed),
         stats.commands.load(Ordering::Relaxed),

@@ -24,7 +24,7 @@ use info::*;
 use keyspace::*;
 use table::*;
 
-pub(crate) use table::{command_names, request_index};
+pub(crate) use table::{command_names, is_key_read, request_index};
 
 /// What the connection does after a command.
 pub(crate) enum Outcome {
@@ -108,6 +108,9 @@ pub(crate) fn dispatch(conn: &mut Connection, args: &[Vec<u8>]) -> Outcome {
         "flushdb" | "flushall" => flush(conn, args, name == "flushall"),
         "command" => command_cmd(conn, args),
         "module" => module(args),
+        "save" => save(conn),
+        "bgsave" => bgsave(conn, args),
+        "lastsave" => lastsave(conn),
         _ => command::execute(&conn.ns(), args),
     };
     Outcome::Reply(reply)

@@ -76,6 +76,9 @@ pub(super) const COMMANDS: &[Spec] = &[
     spec("module", -2, ADMIN, NONE),
     spec("shutdown", -1, ADMIN, NONE),
     spec("debug", -2, ADMIN, NONE),
+    spec("save", 1, ADMIN, NONE),
+    spec("bgsave", -1, ADMIN, NONE),
+    spec("lastsave", 1, &["fast", "loading", "stale"], NONE),
     spec(
         "config",
         -2,
@@ -178,6 +181,14 @@ pub(crate) fn request_index(name: &[u8]) -> Option<usize> {
         *l = c.to_ascii_lowercase();
     }
     command_index(std::str::from_utf8(lower).ok()?)
+}
+
+/// Whether command `index` reads a key without writing it (Redis counts its lookups as
+/// keyspace hits and misses).
+pub(crate) fn is_key_read(index: usize) -> bool {
+    COMMANDS
+        .get(index)
+        .is_some_and(|s| s.first_key > 0 && s.flags.contains(&"readonly"))
 }
 
 /// Every command's name, in the table's order.

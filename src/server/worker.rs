@@ -29,9 +29,10 @@ const KEEP_CAPACITY: usize = 64 << 10;
 
 /// A connection accepted and registered, on its way to a worker.
 pub(crate) struct Admitted {
+    /// First, so that it drops before the stream (see [`Client`]).
+    pub(crate) entry: Deregister,
     pub(crate) id: u64,
     pub(crate) stream: std::net::TcpStream,
-    pub(crate) entry: Deregister,
 }
 
 /// The pool: where to send new connections, and the threads to join.
@@ -134,6 +135,9 @@ fn run(shared: &Arc<Shared>, mut poll: Poll, inbox: &Receiver<Admitted>) {
 
 /// A connection served by a worker.
 pub(crate) struct Client {
+    /// First, so that it drops first: the connection leaves the client table before its
+    /// socket closes, and a client that saw the close finds its slot free (`maxclients`).
+    _entry: Deregister,
     token: Token,
     stream: TcpStream,
     conn: Connection,
@@ -147,7 +151,6 @@ pub(crate) struct Client {
     closing: bool,
     /// Reading stopped at the query buffer limit, with more perhaps in the socket.
     unread: bool,
-    _entry: Deregister,
 }
 
 impl Client {
@@ -159,6 +162,7 @@ impl Client {
             .register(&mut stream, token, Interest::READABLE)
             .ok()?;
         Some(Client {
+            _entry: admitted.entry,
             token,
             stream,
             conn: Connection::new(shared.clone(), admitted.id),
@@ -168,7 +172,6 @@ impl Client {
             writing: false,
             closing: false,
             unread: false,
-            _entry: admitted.entry,
         })
     }
 

@@ -223,31 +223,31 @@ impl<'a> BitView<'a> {
     }
 }
 
-/// Full merge for bit pages; see [`crate::full_merge`].
-pub(crate) fn full_merge(existing: Option<&[u8]>, operands: &[&[u8]]) -> crate::Merged {
-    let mut page = match existing {
-        Some(bytes) => match BitPage::decode(bytes) {
-            Ok(page) => Some(page),
-            Err(_) => return crate::Merged::unchanged(bytes, operands.len()),
-        },
-        None => None,
-    };
-    let mut skipped = 0;
-    for operand in operands {
-        let Ok(view) = BitView::decode(operand) else {
-            skipped += 1;
-            continue;
-        };
-        let page = page.get_or_insert_with(|| BitPage::zeroed(view.page_bits));
-        if page.page_bits() != view.page_bits {
-            skipped += 1;
-            continue;
-        }
-        page.or_view(&view);
+/// Full merge for bit pages (the union of the bits); see [`crate::full_merge`].
+impl crate::fold::PageKind for BitPage {
+    type Page = BitPage;
+
+    fn decode(bytes: &[u8]) -> Result<BitPage> {
+        BitPage::decode(bytes)
     }
-    crate::Merged {
-        value: page.map(|p| p.encode()).unwrap_or_default(),
-        skipped,
+
+    fn start(operands: &[&[u8]]) -> Option<BitPage> {
+        let first = operands.iter().find_map(|op| BitView::decode(op).ok())?;
+        Some(BitPage::zeroed(first.page_bits))
+    }
+
+    fn apply(page: &mut BitPage, operand: &[u8]) -> bool {
+        match BitView::decode(operand) {
+            Ok(view) if view.page_bits == page.page_bits() => {
+                page.or_view(&view);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn encode(page: BitPage) -> Vec<u8> {
+        page.encode()
     }
 }
 
@@ -347,7 +347,7 @@ mod tests {
         }
         .encode();
         assert!(BitDelta::decode(&forged).is_err());
-        let merged = full_merge(None, &[&forged]);
+        let merged = crate::fold::fold::<BitPage>(None, &[&forged]);
         assert_eq!(merged.skipped, 1);
         assert!(merged.value.is_empty());
         let largest = (crate::MAX_PAGE_BYTES * 8) as u32;

@@ -312,26 +312,26 @@ impl<'a> DeltaView<'a> {
 /// Works in place on the encoded page: the stored page's checksum is verified, the
 /// deltas are added to its little-endian cells, and the checksum is computed once at the
 /// end. Reads before compaction and RocksDB's folds on the write path both run this.
-pub(crate) fn full_merge(existing: Option<&[u8]>, operands: &[&[u8]]) -> crate::Merged {
-    let mut skipped = 0;
-    let mut page: Option<Vec<u8>> = match existing {
-        Some(bytes) => match CounterPage::check(bytes) {
-            Ok(()) => Some(bytes.to_vec()),
-            Err(_) => return crate::Merged::unchanged(bytes, operands.len()),
-        },
-        None => None,
-    };
-    for operand in operands {
+impl crate::fold::PageKind for CounterPage {
+    type Page = Vec<u8>;
+
+    fn decode(bytes: &[u8]) -> Result<Vec<u8>> {
+        CounterPage::check(bytes)?;
+        Ok(bytes.to_vec())
+    }
+
+    fn start(operands: &[&[u8]]) -> Option<Vec<u8>> {
+        let first = operands.iter().find_map(|op| DeltaView::decode(op).ok())?;
+        Some(CounterPage::zeroed(first.page_len() as usize).encode())
+    }
+
+    fn apply(page: &mut Vec<u8>, operand: &[u8]) -> bool {
         let Ok(delta) = DeltaView::decode(operand) else {
-            skipped += 1;
-            continue;
+            return false;
         };
-        let page =
-            page.get_or_insert_with(|| CounterPage::zeroed(delta.page_len() as usize).encode());
         let cells = page.get_mut(header::HEADER_LEN..).unwrap_or_default();
         if cells.len() != delta.page_len() as usize * 4 {
-            skipped += 1;
-            continue;
+            return false;
         }
         delta.for_each(|index, add| {
             let at = index as usize * 4;
@@ -343,12 +343,11 @@ pub(crate) fn full_merge(existing: Option<&[u8]>, operands: &[&[u8]]) -> crate::
                 *cell = sum.to_le_bytes();
             }
         });
+        true
     }
-    crate::Merged {
-        // No page and no operand that decodes: nothing to build a page from. An empty
-        // value reads back as a truncated page, so the reader reports the corruption.
-        value: page.map(header::finish).unwrap_or_default(),
-        skipped,
+
+    fn encode(page: Vec<u8>) -> Vec<u8> {
+        header::finish(page)
     }
 }
 
@@ -462,7 +461,7 @@ mod tests {
             CounterDelta::decode(&forged),
             Err(Error::Invalid(_))
         ));
-        let merged = full_merge(None, &[&forged]);
+        let merged = crate::fold::fold::<CounterPage>(None, &[&forged]);
         assert_eq!(merged.skipped, 1);
         assert!(merged.value.is_empty());
         assert_eq!(partial_merge(&[&forged]), None);

@@ -15,6 +15,7 @@ pub mod bytes;
 pub mod counter;
 pub mod cuckoo;
 pub mod error;
+mod fold;
 pub mod hash;
 pub mod header;
 pub mod layout;

@@ -1,6 +1,14 @@
 //! The merge contract: one entry point for every kind, total and deterministic.
 
+use crate::bits::BitPage;
+use crate::counter::CounterPage;
+use crate::cuckoo::FpPage;
+use crate::fold::fold;
 use crate::header::{self, Kind};
+use crate::ribbon::StagePage;
+use crate::tally::Tally;
+use crate::tdigest::Digest;
+use crate::topk::TopKPage;
 use crate::{bits, counter, cuckoo, ribbon, tally, tdigest, topk};
 
 /// The result of a full merge.
@@ -52,13 +60,13 @@ fn merge_family(existing: Option<&[u8]>, operands: &[&[u8]]) -> Merged {
             .find_map(|op| header::peek_kind(op).and_then(Result::ok)),
     };
     match family {
-        Some(Kind::CounterPage | Kind::CounterDelta) => counter::full_merge(existing, operands),
-        Some(Kind::TallyPage | Kind::TallyDelta) => tally::full_merge(existing, operands),
-        Some(Kind::BitPage | Kind::BitDelta) => bits::full_merge(existing, operands),
-        Some(Kind::FpPage | Kind::FpOps) => cuckoo::full_merge(existing, operands),
-        Some(Kind::DigestPage | Kind::DigestOps) => tdigest::ops::full_merge(existing, operands),
-        Some(Kind::TopKPage | Kind::TopKOps) => topk::ops::full_merge(existing, operands),
-        Some(Kind::StagePage | Kind::StageOps) => ribbon::full_merge(existing, operands),
+        Some(Kind::CounterPage | Kind::CounterDelta) => fold::<CounterPage>(existing, operands),
+        Some(Kind::TallyPage | Kind::TallyDelta) => fold::<Tally>(existing, operands),
+        Some(Kind::BitPage | Kind::BitDelta) => fold::<BitPage>(existing, operands),
+        Some(Kind::FpPage | Kind::FpOps) => fold::<FpPage>(existing, operands),
+        Some(Kind::DigestPage | Kind::DigestOps) => fold::<Digest>(existing, operands),
+        Some(Kind::TopKPage | Kind::TopKOps) => fold::<TopKPage>(existing, operands),
+        Some(Kind::StagePage | Kind::StageOps) => fold::<StagePage>(existing, operands),
         // A solved shard takes no operands: any is skipped, and flags the page.
         Some(Kind::RibbonPage) | None => Merged {
             value: existing.unwrap_or_default().to_vec(),

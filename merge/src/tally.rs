@@ -98,24 +98,25 @@ fn decode(bytes: &[u8], kind: Kind) -> Result<Tally> {
 }
 
 /// Full merge for tally pages; see [`crate::full_merge`].
-pub(crate) fn full_merge(existing: Option<&[u8]>, operands: &[&[u8]]) -> crate::Merged {
-    let mut page = match existing.map(Tally::decode_page) {
-        Some(Ok(page)) => page,
-        Some(Err(_)) => {
-            return crate::Merged::unchanged(existing.unwrap_or_default(), operands.len())
-        }
-        None => Tally::default(),
-    };
-    let mut skipped = 0;
-    for operand in operands {
-        match Tally::decode_delta(operand) {
-            Ok(delta) => page.add(&delta),
-            Err(_) => skipped += 1,
-        }
+impl crate::fold::PageKind for Tally {
+    type Page = Tally;
+
+    fn decode(bytes: &[u8]) -> Result<Tally> {
+        Tally::decode_page(bytes)
     }
-    crate::Merged {
-        value: page.encode_page(),
-        skipped,
+
+    fn start(_operands: &[&[u8]]) -> Option<Tally> {
+        Some(Tally::default())
+    }
+
+    fn apply(page: &mut Tally, operand: &[u8]) -> bool {
+        Tally::decode_delta(operand)
+            .map(|delta| page.add(&delta))
+            .is_ok()
+    }
+
+    fn encode(page: Tally) -> Vec<u8> {
+        page.encode_page()
     }
 }
 

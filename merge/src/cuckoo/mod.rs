@@ -402,30 +402,30 @@ impl FpPage {
 }
 
 /// Full merge for fingerprint pages; see [`crate::full_merge`].
-pub(crate) fn full_merge(existing: Option<&[u8]>, operands: &[&[u8]]) -> crate::Merged {
-    let mut page = match existing {
-        Some(bytes) => match FpPage::decode(bytes) {
-            Ok(page) => Some(page),
-            Err(_) => return crate::Merged::unchanged(bytes, operands.len()),
-        },
-        None => None,
-    };
-    let mut skipped = 0;
-    for operand in operands {
-        let Ok(ops) = FpOps::decode(operand) else {
-            skipped += 1;
-            continue;
-        };
-        let page = page.get_or_insert_with(|| FpPage::empty(ops.shape));
-        if page.shape != ops.shape {
-            skipped += 1;
-            continue;
-        }
-        page.apply(&ops.ops);
+impl crate::fold::PageKind for FpPage {
+    type Page = FpPage;
+
+    fn decode(bytes: &[u8]) -> Result<FpPage> {
+        FpPage::decode(bytes)
     }
-    crate::Merged {
-        value: page.map(|p| p.encode()).unwrap_or_default(),
-        skipped,
+
+    fn start(operands: &[&[u8]]) -> Option<FpPage> {
+        let first = operands.iter().find_map(|op| FpOps::decode(op).ok())?;
+        Some(FpPage::empty(first.shape))
+    }
+
+    fn apply(page: &mut FpPage, operand: &[u8]) -> bool {
+        match FpOps::decode(operand) {
+            Ok(ops) if ops.shape == page.shape => {
+                page.apply(&ops.ops);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn encode(page: FpPage) -> Vec<u8> {
+        page.encode()
     }
 }
 

@@ -28,7 +28,7 @@ mod tests;
 
 pub use shard::Shard;
 pub use solve::solve;
-pub use stage::{full_merge, partial_merge, StageOps, StagePage, MAX_STAGED_PER_PAGE};
+pub use stage::{partial_merge, StageOps, StagePage, MAX_STAGED_PER_PAGE};
 
 use crate::hash::murmur64a;
 

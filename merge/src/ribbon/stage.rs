@@ -3,7 +3,6 @@
 use crate::bytes::u64s;
 use crate::error::{Error, Result};
 use crate::header::{self, Kind};
-use crate::merge::Merged;
 use crate::MAX_PAGE_BYTES;
 
 /// The most hashes a staging page holds (its size limit, [`MAX_PAGE_BYTES`]); an
@@ -142,35 +141,44 @@ fn decode(bytes: &[u8], kind: Kind) -> Result<Vec<u64>> {
 /// The full merge of a staging page: the union of the stored page and the operands, in
 /// order; an operand that does not decode or does not fit is skipped. A stored value
 /// that does not decode is kept as it is.
-pub fn full_merge(existing: Option<&[u8]>, operands: &[&[u8]]) -> Merged {
-    let mut page = match existing.map(StagePage::decode) {
-        None => StagePage::default(),
-        Some(Ok(page)) => page,
-        Some(Err(_)) => return Merged::unchanged(existing.unwrap_or_default(), operands.len()),
-    };
-    // All operands at once (one sort of their hashes, one pass over the page) when they
-    // decode and fit; else one by one, skipping those that do not, as `apply` does.
-    let decoded: Option<Vec<StageOps>> = operands
-        .iter()
-        .map(|op| StageOps::decode(op).ok())
-        .collect();
-    if let Some(decoded) = decoded {
+impl crate::fold::PageKind for StagePage {
+    type Page = StagePage;
+
+    fn decode(bytes: &[u8]) -> Result<StagePage> {
+        StagePage::decode(bytes)
+    }
+
+    fn start(_operands: &[&[u8]]) -> Option<StagePage> {
+        Some(StagePage::default())
+    }
+
+    fn apply(page: &mut StagePage, operand: &[u8]) -> bool {
+        page.apply_operand(operand)
+    }
+
+    /// All operands at once (one sort of their hashes, one pass over the page) when
+    /// they all decode and fit.
+    fn apply_all(page: &mut StagePage, operands: &[&[u8]]) -> bool {
+        let Some(decoded) = operands
+            .iter()
+            .map(|op| StageOps::decode(op).ok())
+            .collect::<Option<Vec<StageOps>>>()
+        else {
+            return false;
+        };
         let all: Vec<u64> = decoded
             .iter()
             .flat_map(|ops| ops.hashes.iter().copied())
             .collect();
-        if page.hashes.len() + all.len() <= MAX_STAGED_PER_PAGE {
-            page.hashes = union(&page.hashes, &all);
-            return Merged {
-                value: page.encode(),
-                skipped: 0,
-            };
+        if page.hashes.len() + all.len() > MAX_STAGED_PER_PAGE {
+            return false;
         }
+        page.hashes = union(&page.hashes, &all);
+        true
     }
-    let skipped = operands.iter().filter(|op| !page.apply_operand(op)).count();
-    Merged {
-        value: page.encode(),
-        skipped,
+
+    fn encode(page: StagePage) -> Vec<u8> {
+        page.encode()
     }
 }
 

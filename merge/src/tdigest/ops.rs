@@ -23,7 +23,6 @@ use super::{Digest, MAX_COMPRESSION};
 use crate::bytes::{le_u32, le_u64};
 use crate::error::{Error, Result};
 use crate::header::{self, Kind};
-use crate::Merged;
 
 /// A partial merge folds its ops into centroids once their payload passes this size.
 pub const FOLD_BYTES: usize = 256 << 10;
@@ -193,26 +192,27 @@ impl Digest {
 }
 
 /// The full merge of a digest page (see the module docs).
-pub(crate) fn full_merge(existing: Option<&[u8]>, operands: &[&[u8]]) -> Merged {
-    let mut digest = match existing {
-        Some(bytes) => match Digest::decode(bytes) {
-            Ok(digest) => digest,
-            Err(_) => return Merged::unchanged(bytes, operands.len()),
-        },
-        None => {
-            let first = operands.iter().find_map(|op| decode_operand(op).ok());
-            Digest::new(first.map_or(super::DEFAULT_COMPRESSION, |(c, _)| c))
-        }
-    };
-    let mut skipped = 0;
-    for operand in operands {
-        if !digest.apply_operand(operand) {
-            skipped += 1;
-        }
+impl crate::fold::PageKind for Digest {
+    type Page = Digest;
+
+    fn decode(bytes: &[u8]) -> Result<Digest> {
+        Digest::decode(bytes)
     }
-    Merged {
-        value: digest.encode(),
-        skipped,
+
+    /// A digest at the first operand's compression.
+    fn start(operands: &[&[u8]]) -> Option<Digest> {
+        let first = operands.iter().find_map(|op| decode_operand(op).ok());
+        Some(Digest::new(
+            first.map_or(super::DEFAULT_COMPRESSION, |(c, _)| c),
+        ))
+    }
+
+    fn apply(page: &mut Digest, operand: &[u8]) -> bool {
+        page.apply_operand(operand)
+    }
+
+    fn encode(page: Digest) -> Vec<u8> {
+        page.encode()
     }
 }
 

@@ -12,7 +12,6 @@ use super::{TopKPage, MAX_ITEM_BYTES};
 use crate::bytes::le_u32;
 use crate::error::{Error, Result};
 use crate::header::{self, Kind};
-use crate::Merged;
 
 /// RedisBloom's largest increment.
 pub const MAX_INCREMENT: u32 = 100_000;
@@ -95,20 +94,24 @@ impl TopKPage {
 
 /// The full merge of a Top-K page. A page is written when the Top-K is reserved, so
 /// operands without one cannot be applied (they are counted as skipped).
-pub(crate) fn full_merge(existing: Option<&[u8]>, operands: &[&[u8]]) -> Merged {
-    let Some(bytes) = existing else {
-        return Merged {
-            value: Vec::new(),
-            skipped: operands.len(),
-        };
-    };
-    let Ok(mut page) = TopKPage::decode(bytes) else {
-        return Merged::unchanged(bytes, operands.len());
-    };
-    let skipped = operands.iter().filter(|op| !page.apply_operand(op)).count();
-    Merged {
-        value: page.encode(),
-        skipped,
+impl crate::fold::PageKind for TopKPage {
+    type Page = TopKPage;
+
+    fn decode(bytes: &[u8]) -> Result<TopKPage> {
+        TopKPage::decode(bytes)
+    }
+
+    /// None: a Top-K page is written whole at `TOPK.RESERVE`, before any operand.
+    fn start(_operands: &[&[u8]]) -> Option<TopKPage> {
+        None
+    }
+
+    fn apply(page: &mut TopKPage, operand: &[u8]) -> bool {
+        page.apply_operand(operand)
+    }
+
+    fn encode(page: TopKPage) -> Vec<u8> {
+        page.encode()
     }
 }
 

@@ -4,6 +4,10 @@
 //! magic [u8; 4] | version u8 | kind u8 | reserved u16 (zero) | crc32 u32 LE (of the payload) | payload
 //! ```
 
+mod dump;
+
+pub(crate) use dump::{loadchunk, scandump, split_page, Chain, ChainDump, DumpError};
+
 use crate::error::Result;
 use crate::keys;
 use crate::store::Store;

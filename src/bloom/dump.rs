@@ -10,87 +10,80 @@
 //! Cursor 0 starts a dump; a cursor `c >= 1` continues after the chunk before it, and
 //! a returned cursor of 0 ends it. Cursors name positions (1 the header, 2 and on the
 //! filter's pages, so only stored pages are sent) and carry a tag of the chain at the
-//! header ([`DumpCursor`]): once the chain grows or the key is recreated, the next
+//! header (`chunk::DumpCursor`): once the chain grows or the key is recreated, the next
 //! `SCANDUMP` says the dump must restart, instead of sending chunks the header does
 //! not describe. "position" is meant wherever the layout above says "cursor".
 
 use super::{bloom_params, sub_of, BloomFilter};
-use crate::chunk::{self, DumpCursor};
+use crate::chunk::{self, Chain, ChainDump, DumpError};
 use crate::error::{BloomError, Error, Result};
 use crate::keys;
 use crate::meta::{BloomParams, KeyType, Params};
+use crate::store::{KeyGuard, Store};
 use rocksketch_merge::bits::{BitDelta, BitPage};
-use rocksketch_merge::bytes::{le_u32, le_u64};
+use rocksketch_merge::bytes::le_u64;
 
-const MAGIC: &[u8; 4] = b"RKBF";
-const KIND_HEADER: u8 = 1;
-const KIND_PAGE: u8 = 2;
 const HEADER_FIXED: usize = BloomParams::ENCODED_LEN;
-
-fn frame(kind: u8, payload: &[u8]) -> Vec<u8> {
-    chunk::frame(MAGIC, kind, payload)
-}
-
-/// Checks a chunk's frame and returns its kind and payload.
-fn unframe(chunk: &[u8]) -> Result<(u8, &[u8])> {
-    chunk::unframe(MAGIC, chunk).ok_or(Error::from(BloomError::BadChunk))
-}
 
 impl BloomFilter {
     /// One step of a dump (`BF.SCANDUMP`): the next cursor (0 at the end) and a chunk.
     pub fn scandump(&self, cursor: i64) -> Result<(i64, Vec<u8>)> {
         let guard = self.store.share(self.ns, &self.key);
-        let (meta, params, prefix) = self.existing(&guard)?;
-        let tag = DumpCursor::tag(meta.version, params.filters);
-        let at = DumpCursor::parse(cursor).ok_or(BloomError::InvalidPosition)?;
-        if cursor == 0 {
-            let counts = self.counts(&prefix)?;
-            let mut payload = Vec::with_capacity(HEADER_FIXED + 8 * params.filters as usize);
-            params.encode_into(&mut payload);
-            for sub in 0..params.filters {
-                payload.extend_from_slice(&counts.get(sub as usize).to_le_bytes());
-            }
-            let next = DumpCursor { tag, position: 1 };
-            return Ok((next.encode(), frame(KIND_HEADER, &payload)));
-        }
-        if at.tag != tag {
-            return Err(BloomError::DumpChanged.into());
-        }
-        let pages: Vec<u32> = (0..params.filters)
-            .map(|sub| sub_of(&params, sub).pages)
-            .collect();
-        let Some(chunk::StoredPage {
-            next,
-            sub,
-            page,
-            value: raw,
-        }) = chunk::next_stored_page(&self.store, &prefix, &pages, at.position)?
-        else {
-            return Ok((0, Vec::new()));
-        };
-        let bits = BitPage::decode(&raw)
-            .map_err(|source| Error::corrupt(&self.key, "a bit page", source))?;
-        let mut payload = Vec::with_capacity(8 + bits.bytes().len());
-        payload.extend_from_slice(&sub.to_le_bytes());
-        payload.extend_from_slice(&page.to_le_bytes());
-        payload.extend_from_slice(bits.bytes());
-        let next = DumpCursor {
-            tag,
-            position: next,
-        };
-        Ok((next.encode(), frame(KIND_PAGE, &payload)))
+        chunk::scandump(self, &guard, cursor)
     }
 
     /// Replays a chunk from [`BloomFilter::scandump`] (`BF.LOADCHUNK`): the header chunk
     /// (cursor 1) creates the filter, which must not exist; page chunks fill it.
     pub fn loadchunk(&self, cursor: i64, chunk: &[u8]) -> Result<()> {
-        let (kind, payload) = unframe(chunk)?;
-        let position = DumpCursor::parse(cursor).map(|c| c.position);
-        match (kind, position) {
-            (KIND_HEADER, Some(1)) => self.load_header(payload),
-            (KIND_PAGE, Some(p)) if p >= 2 => self.load_page(payload),
-            _ => Err(Error::from(BloomError::InvalidPosition)),
+        chunk::loadchunk(self, cursor, chunk)
+    }
+}
+
+impl ChainDump for BloomFilter {
+    type Params = BloomParams;
+    const MAGIC: &'static [u8; 4] = b"RKBF";
+
+    fn store(&self) -> &Store {
+        &self.store
+    }
+
+    fn dump_error(error: DumpError) -> Error {
+        match error {
+            DumpError::BadChunk => BloomError::BadChunk,
+            DumpError::InvalidPosition => BloomError::InvalidPosition,
+            DumpError::Changed => BloomError::DumpChanged,
         }
+        .into()
+    }
+
+    fn chain(&self, guard: &KeyGuard) -> Result<Chain<BloomParams>> {
+        let (meta, params, prefix) = self.existing(guard)?;
+        let pages = (0..params.filters)
+            .map(|sub| sub_of(&params, sub).pages)
+            .collect();
+        Ok(Chain {
+            version: meta.version,
+            params,
+            pages,
+            prefix,
+        })
+    }
+
+    fn header(&self, chain: &Chain<BloomParams>) -> Result<Vec<u8>> {
+        let counts = self.counts(&chain.prefix)?;
+        let params = &chain.params;
+        let mut payload = Vec::with_capacity(HEADER_FIXED + 8 * params.filters as usize);
+        params.encode_into(&mut payload);
+        for sub in 0..params.filters {
+            payload.extend_from_slice(&counts.get(sub as usize).to_le_bytes());
+        }
+        Ok(payload)
+    }
+
+    fn page_body(&self, _: &Chain<BloomParams>, _sub: u32, raw: Vec<u8>) -> Result<Vec<u8>> {
+        let bits = BitPage::decode(&raw)
+            .map_err(|source| Error::corrupt(&self.key, "a bit page", source))?;
+        Ok(bits.bytes().to_vec())
     }
 
     fn load_header(&self, payload: &[u8]) -> Result<()> {
@@ -121,11 +114,7 @@ impl BloomFilter {
             .typed_meta(KeyType::Bloom)?
             .ok_or(BloomError::NotFound)?;
         let params = bloom_params(&meta)?;
-        let (sub, page) = (
-            le_u32(payload, 0).map_err(|_| bad())?,
-            le_u32(payload, 4).map_err(|_| bad())?,
-        );
-        let bitmap = payload.get(8..).ok_or_else(bad)?;
+        let (sub, page, bitmap) = chunk::split_page(payload).ok_or_else(bad)?;
         if sub >= params.filters {
             return Err(bad());
         }

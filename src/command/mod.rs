@@ -2,11 +2,11 @@
 //! command returns a [`Reply`] that the RESP host encodes for RESP2 or RESP3. Tests
 //! replay recorded RedisBloom transcripts through [`execute`] directly.
 
-pub mod batch;
+pub(crate) mod batch;
 mod bloom;
 mod cms;
 mod cuckoo;
-pub mod parse;
+pub(crate) mod parse;
 mod ribbon;
 mod tdigest;
 mod topk;

@@ -23,7 +23,7 @@
 mod commands;
 mod conn;
 mod gate;
-pub mod glob;
+mod glob;
 mod introspect;
 mod multi;
 mod persistence;

@@ -209,7 +209,7 @@ impl BloomFilter {
         let mut batch = self.store.batch()?;
         for ((i, page), bits) in new_bits {
             let delta = BitDelta::sparse(sub_of(params, i).page_bits, bits)
-                .map_err(|e| Error::InvalidArgument(e.to_string()))?;
+                .map_err(Error::encode("a bit delta"))?;
             batch.merge_page(keys::page_key(prefix, i as u16, page), delta.encode());
         }
         let slots = added_to[..params.filters as usize].to_vec();
@@ -441,8 +441,7 @@ fn add_operands<I: AsRef<[u8]>>(
             .iter()
             .flat_map(|(_, bits)| bits.iter().copied())
             .collect();
-        let delta = BitDelta::sparse(sub.page_bits, bits)
-            .map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        let delta = BitDelta::sparse(sub.page_bits, bits).map_err(Error::encode("a bit delta"))?;
         out.push((
             keys::page_key(prefix, newest as u16, group[0].0),
             delta.encode(),

@@ -388,7 +388,7 @@ fn encode_delta(page_len: u32, entries: Vec<(u32, u32)>) -> Result<Vec<u8>> {
     };
     delta
         .map(|d| d.encode())
-        .map_err(|e| Error::InvalidArgument(e.to_string()))
+        .map_err(Error::encode("a counter delta"))
 }
 
 /// RedisBloom's `CMS_DimFromProb`, validated as its command does.

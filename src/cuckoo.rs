@@ -77,7 +77,7 @@ fn chain(params: &CuckooParams) -> CuckooChain {
 fn sub_of(params: &CuckooParams, index: u32) -> Result<Sub> {
     chain(params)
         .sub(index)
-        .map_err(|e| Error::InvalidArgument(e.to_string()))
+        .map_err(Error::encode("a sub-filter's shape"))
 }
 
 /// The layouts of a chain's sub-filters, and pages keyed by (sub-filter, page).
@@ -301,7 +301,7 @@ impl CuckooFilter {
                 continue;
             }
             let op = FpOps::new(sub.shape, vec![FpOp::Delete { bucket, fp: h.fp }])
-                .map_err(|e| Error::InvalidArgument(e.to_string()))?;
+                .map_err(Error::encode("a cuckoo delete"))?;
             let mut batch = self.store.batch()?;
             batch.merge_page(keys::page_key(&prefix, sub_index as u16, page), op.encode());
             let mut slots = vec![0u64; DELETES_SLOT + 1];
@@ -404,8 +404,7 @@ impl CuckooFilter {
         }
         let mut batch = self.store.batch()?;
         for (page, ops) in by_page {
-            let ops =
-                FpOps::new(sub.shape, ops).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+            let ops = FpOps::new(sub.shape, ops).map_err(Error::encode("cuckoo inserts"))?;
             batch.merge_page(keys::page_key(prefix, sub_index as u16, page), ops.encode());
         }
         let mut slots = vec![0; sub_index as usize + 1];

@@ -23,6 +23,12 @@ pub enum Error {
     },
     /// The key holds another type of structure.
     WrongType,
+    /// A codec refused to build `what` (an operand) from shapes the engine derived:
+    /// a bug, or stored parameters past the codec's limits; never the client's input.
+    Encode {
+        what: &'static str,
+        source: rocksketch_merge::Error,
+    },
     /// An argument is out of range; the text says which and why.
     InvalidArgument(String),
     /// A count-min sketch command error.
@@ -51,6 +57,7 @@ impl fmt::Display for Error {
                 "ERR corruption in {what} of key '{}': {source}",
                 String::from_utf8_lossy(key)
             ),
+            Error::Encode { what, source } => write!(f, "ERR could not encode {what}: {source}"),
             Error::WrongType => {
                 f.write_str("WRONGTYPE Operation against a key holding the wrong kind of value")
             }
@@ -69,7 +76,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Io(err) => Some(err),
-            Error::Corruption { source, .. } => Some(source),
+            Error::Corruption { source, .. } | Error::Encode { source, .. } => Some(source),
             _ => None,
         }
     }
@@ -88,6 +95,11 @@ impl From<std::io::Error> for Error {
 }
 
 impl Error {
+    /// A codec's refusal to build `what`.
+    pub(crate) fn encode(what: &'static str) -> impl Fn(rocksketch_merge::Error) -> Error {
+        move |source| Error::Encode { what, source }
+    }
+
     /// Corruption found in `what` of `key`.
     pub(crate) fn corrupt(
         key: &[u8],

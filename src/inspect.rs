@@ -84,9 +84,8 @@ pub fn inspect(dir: &Path, only: Option<&[u8]>) -> Result<Report> {
         if only.is_some_and(|wanted| wanted != key) {
             continue;
         }
-        let meta = Meta::decode(&raw_meta).map_err(|e| {
-            Error::InvalidArgument(format!("a metadata record does not decode: {e}"))
-        })?;
+        let meta = Meta::decode(&raw_meta)
+            .map_err(|source| Error::corrupt(key, "the metadata record", source))?;
         keys.push(key_report(&db, ns, key, &meta)?);
     }
     Ok(Report {

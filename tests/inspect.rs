@@ -122,3 +122,27 @@ fn the_fixture_is_reported_and_left_as_it_was() {
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("holds no database"));
 }
+
+#[test]
+fn a_metadata_record_that_does_not_decode_is_reported_as_corruption_of_its_key() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
+        store.cms("damaged").init_by_dim(100, 3).unwrap();
+        let db = store.db().unwrap();
+        let meta_cf = db.meta_cf().unwrap();
+        let keys: Vec<Box<[u8]>> = db
+            .iterator_cf(meta_cf, rocksdb::IteratorMode::Start)
+            .map(|entry| entry.unwrap().0)
+            .collect();
+        assert_eq!(keys.len(), 1);
+        db.put_cf(meta_cf, &keys[0], b"not a metadata record")
+            .unwrap();
+        store.flush().unwrap();
+    }
+    let err = inspect(dir.path(), None).unwrap_err();
+    assert!(
+        matches!(err, rocksketch::Error::Corruption { ref key, .. } if key == b"damaged"),
+        "{err:?}"
+    );
+}

@@ -48,7 +48,7 @@ impl CuckooFilter {
         let h = hashed(item.as_ref(), params.fp_bits);
         let (page_no, bucket) = sub.locate(h.h);
         let op = FpOps::new(sub.shape, vec![FpOp::Insert { bucket, fp: h.fp }])
-            .map_err(|e| crate::Error::InvalidArgument(e.to_string()))?;
+            .map_err(crate::Error::encode("cuckoo inserts"))?;
         let mut slots = vec![0; newest as usize + 1];
         slots[newest as usize] = 1;
         let mut batch = self.store.batch()?;

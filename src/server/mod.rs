@@ -22,18 +22,21 @@
 
 mod commands;
 mod conn;
+mod cursors;
 mod gate;
 mod glob;
 mod introspect;
 mod multi;
+mod ops_meter;
 mod persistence;
 mod together;
 mod worker;
 
 use crate::resp::Limits;
 use crate::store::Store;
+use cursors::Cursors;
 use parking_lot::Mutex;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::io::{self, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -164,7 +167,7 @@ pub(crate) struct Shared {
     slowlog: introspect::SlowLog,
     /// `INFO commandstats`, by the command's position in the command table.
     command_stats: introspect::CommandStats,
-    ops: introspect::OpsMeter,
+    ops: ops_meter::OpsMeter,
     /// When the memtables were last flushed (`LASTSAVE`, `SAVE`, `BGSAVE`).
     flushes: persistence::FlushClock,
     cursors: Mutex<Cursors>,
@@ -242,7 +245,7 @@ impl Server {
                 live,
                 slowlog: introspect::SlowLog::default(),
                 command_stats: introspect::CommandStats::new(commands::command_names().count()),
-                ops: introspect::OpsMeter::default(),
+                ops: ops_meter::OpsMeter::default(),
                 flushes,
                 cursors: Mutex::new(Cursors::default()),
                 gate: Box::leak(Box::default()),
@@ -403,51 +406,5 @@ struct Deregister {
 impl Drop for Deregister {
     fn drop(&mut self) {
         self.shared.clients.lock().remove(&self.id);
-    }
-}
-
-/// `SCAN` cursors: Redis clients treat a cursor as an opaque integer, so each one names
-/// the last key a scan returned. The table is bounded in count and in bytes (a key may
-/// be 512 MiB); the oldest cursors go first.
-#[derive(Default)]
-pub(crate) struct Cursors {
-    next: u64,
-    positions: HashMap<u64, (u16, Vec<u8>)>,
-    order: VecDeque<u64>,
-    bytes: usize,
-}
-
-/// Cursors kept at once; a scan whose cursor was evicted gets `ERR invalid cursor`.
-const MAX_CURSORS: usize = 100_000;
-/// Bytes of key names the cursors may hold at once (the newest cursor is kept even
-/// when its key alone is larger).
-const MAX_CURSOR_BYTES: usize = 16 << 20;
-
-impl Cursors {
-    fn save(&mut self, ns: u16, last: Vec<u8>) -> u64 {
-        self.next += 1;
-        let id = self.next;
-        self.bytes += last.len();
-        self.positions.insert(id, (ns, last));
-        self.order.push_back(id);
-        // The newest stays, whatever its size, so every scan can go on.
-        while self.order.len() > 1
-            && (self.order.len() > MAX_CURSORS || self.bytes > MAX_CURSOR_BYTES)
-        {
-            let Some(old) = self.order.pop_front() else {
-                break;
-            };
-            if let Some((_, key)) = self.positions.remove(&old) {
-                self.bytes -= key.len();
-            }
-        }
-        id
-    }
-
-    fn get(&self, ns: u16, id: u64) -> Option<Vec<u8>> {
-        match self.positions.get(&id) {
-            Some((cursor_ns, last)) if *cursor_ns == ns => Some(last.clone()),
-            _ => None,
-        }
     }
 }

@@ -46,30 +46,33 @@ pub enum Error {
 }
 
 impl fmt::Display for Error {
+    /// The library's text. What a Redis client is told (RedisBloom's texts, `ERR`,
+    /// `WRONGTYPE`) is made in the command layer (`command::wire`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            // Told to clients by `client_storage_text`; this is the log's and the
-            // library's text.
             Error::Storage(msg) => write!(f, "storage error: {msg}"),
             Error::Io(err) => write!(f, "i/o error: {err}"),
             Error::Corruption { key, what, source } => write!(
                 f,
-                "ERR corruption in {what} of key '{}': {source}",
+                "corruption in {what} of key '{}': {source}",
                 String::from_utf8_lossy(key)
             ),
-            Error::Encode { what, source } => write!(f, "ERR could not encode {what}: {source}"),
-            Error::WrongType => {
-                f.write_str("WRONGTYPE Operation against a key holding the wrong kind of value")
-            }
-            Error::InvalidArgument(msg) => write!(f, "ERR {msg}"),
-            Error::Cms(err) => f.write_str(err.text()),
-            Error::Bloom(err) => f.write_str(err.text()),
-            Error::Cuckoo(err) => f.write_str(err.text()),
-            Error::TDigest(err) => f.write_str(err.text()),
-            Error::TopK(err) => f.write_str(err.text()),
-            Error::Ribbon(err) => f.write_str(err.text()),
+            Error::Encode { what, source } => write!(f, "could not encode {what}: {source}"),
+            Error::WrongType => f.write_str("the key holds another type of structure"),
+            Error::InvalidArgument(msg) => write!(f, "invalid argument: {msg}"),
+            Error::Cms(err) => f.write_str(library_text(err.text())),
+            Error::Bloom(err) => f.write_str(library_text(err.text())),
+            Error::Cuckoo(err) => f.write_str(library_text(err.text())),
+            Error::TDigest(err) => f.write_str(library_text(err.text())),
+            Error::TopK(err) => f.write_str(library_text(err.text())),
+            Error::Ribbon(err) => f.write_str(library_text(err.text())),
         }
     }
+}
+
+/// A family error's RedisBloom text without the wire's `ERR ` prefix.
+fn library_text(text: &str) -> &str {
+    text.strip_prefix("ERR ").unwrap_or(text)
 }
 
 impl std::error::Error for Error {
@@ -152,94 +155,3 @@ impl From<CmsError> for Error {
 
 /// `Result` with the engine's error.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-impl From<&Error> for rocksketch_resp::Reply {
-    /// An error reply carrying the error's text (RedisBloom's, where it has one). A
-    /// storage error is told to the client in a short, stable form that names no file
-    /// of the server ([`client_storage_text`]); its whole message goes to the log.
-    fn from(err: &Error) -> rocksketch_resp::Reply {
-        let text = match err {
-            Error::Storage(msg) => {
-                log_storage_error("storage error", msg);
-                client_storage_text(msg)
-            }
-            Error::Io(io) => {
-                log_storage_error("i/o error", io);
-                format!("ERR storage error: {}", io.kind())
-            }
-            other => other.to_string(),
-        };
-        rocksketch_resp::Reply::Error(text)
-    }
-}
-
-/// Logs a storage error at most once a second, with how many were not logged since
-/// (a full disk refuses every write: one line each would flood the log, and a log on a
-/// full pipe would stall the server).
-fn log_storage_error(what: &str, msg: &dyn fmt::Display) {
-    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-    static LAST_MS: AtomicU64 = AtomicU64::new(0);
-    static QUIET: AtomicU64 = AtomicU64::new(0);
-    let now = crate::now_ms();
-    let last = LAST_MS.load(Relaxed);
-    if now.saturating_sub(last) < 1000
-        || LAST_MS
-            .compare_exchange(last, now, Relaxed, Relaxed)
-            .is_err()
-    {
-        QUIET.fetch_add(1, Relaxed);
-        return;
-    }
-    match QUIET.swap(0, Relaxed) {
-        0 => log::warn!("{what}: {msg}"),
-        n => log::warn!("{what}: {msg} ({n} more since the last report)"),
-    }
-}
-
-/// What the client of a failed write sees of RocksDB's `msg`: a full disk is
-/// [`DISK_FULL`]; any other error is `ERR storage error: ` and the message's leading
-/// parts up to the first that names a file or an operation on one, so that no path of
-/// the server reaches a client (`IO error: While lock file: /data/LOCK: ...` reads
-/// `ERR storage error: IO error`).
-pub fn client_storage_text(msg: &str) -> String {
-    if msg.contains("No space left on device") || msg.contains("NoSpace") {
-        return DISK_FULL.to_owned();
-    }
-    let reason: Vec<&str> = msg
-        .split(": ")
-        .take_while(|part| !part.contains('/') && !part.starts_with("While "))
-        .take(2)
-        .collect();
-    match reason.is_empty() {
-        true => "ERR storage error".to_owned(),
-        false => format!("ERR storage error: {}", reason.join(": ")),
-    }
-}
-
-/// The reply to a write refused because the disk is full.
-pub const DISK_FULL: &str = "ERR disk full: writes are refused until space is freed";
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn storage_errors_reach_clients_without_server_paths() {
-        let full = "IO error: No space left on device: While appending to file: \
-                    /srv/data/000015.log: No space left on device";
-        assert_eq!(client_storage_text(full), DISK_FULL);
-        assert_eq!(
-            client_storage_text("IO error: While lock file: /d/LOCK: Resource busy"),
-            "ERR storage error: IO error"
-        );
-        assert_eq!(
-            client_storage_text(
-                "Corruption: block checksum mismatch: stored = 1, computed = 2 in /d/9.sst"
-            ),
-            "ERR storage error: Corruption: block checksum mismatch"
-        );
-        assert_eq!(client_storage_text("/only/a/path"), "ERR storage error");
-        let reply = rocksketch_resp::Reply::from(&Error::Storage(full.to_owned()));
-        assert_eq!(reply, rocksketch_resp::Reply::Error(DISK_FULL.to_owned()));
-    }
-}

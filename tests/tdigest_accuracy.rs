@@ -65,7 +65,11 @@ fn the_largest_compression_keeps_its_page_within_the_page_limit() {
     let t = common::TempStore::new();
     let too_big = t.store().tdigest("too-big");
     let err = too_big.create(u64::from(MAX_COMPRESSION) + 1).unwrap_err();
-    assert_eq!(err.to_string(), "ERR T-Digest: allocation failed");
+    assert_eq!(
+        rocksketch::command::Reply::from(&err),
+        rocksketch::command::Reply::Error("ERR T-Digest: allocation failed".into())
+    );
+    assert_eq!(err.to_string(), "T-Digest: allocation failed");
     assert!(!t.store().ns(0).exists(b"too-big").unwrap());
     let digest = t.store().tdigest("max");
     digest.create(u64::from(MAX_COMPRESSION)).unwrap();

@@ -10,6 +10,7 @@ pub(crate) mod parse;
 mod ribbon;
 mod tdigest;
 mod topk;
+mod wire;
 
 pub use batch::execute_pipeline;
 

@@ -11,7 +11,10 @@ pub use families::{BloomError, CmsError, CuckooError, RibbonError, TDigestError,
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
-    /// RocksDB reported an error (its message; rust-rocksdb's error is only a string).
+    /// RocksDB reported an error: its message, and its kind (`kind()`).
+    RocksDb(rocksdb::Error),
+    /// The store could not do its part: a column family missing, a write left
+    /// unanswered, a database that could not be reopened in time.
     Storage(String),
     /// An I/O error outside RocksDB.
     Io(std::io::Error),
@@ -50,6 +53,7 @@ impl fmt::Display for Error {
     /// `WRONGTYPE`) is made in the command layer (`command::wire`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Error::RocksDb(err) => write!(f, "storage error: {}", err.as_ref()),
             Error::Storage(msg) => write!(f, "storage error: {msg}"),
             Error::Io(err) => write!(f, "i/o error: {err}"),
             Error::Corruption { key, what, source } => write!(
@@ -87,7 +91,7 @@ impl std::error::Error for Error {
 
 impl From<rocksdb::Error> for Error {
     fn from(err: rocksdb::Error) -> Error {
-        Error::Storage(err.into_string())
+        Error::RocksDb(err)
     }
 }
 

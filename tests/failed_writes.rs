@@ -76,7 +76,8 @@ fn adds_that_fail_to_write_answer_nothing() {
         let (answers, error) = bloom.madd(&items);
         match error {
             None => assert_eq!(answers.len(), items.len()),
-            Some(Error::Storage(_)) => {
+            Some(Error::RocksDb(err)) => {
+                assert_eq!(err.kind(), rocksdb::ErrorKind::IOError, "{err}");
                 failures += 1;
                 assert!(answers.is_empty(), "a failed write answered {answers:?}");
                 // Nothing of the failed call is there (but a false positive or three).

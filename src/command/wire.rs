@@ -12,6 +12,10 @@ impl From<&Error> for Reply {
     /// of the server ([`client_storage_text`]); its whole message goes to the log.
     fn from(err: &Error) -> Reply {
         let text = match err {
+            Error::RocksDb(err) => {
+                log_storage_error("storage error", &err.as_ref());
+                client_storage_text(err.as_ref())
+            }
             Error::Storage(msg) => {
                 log_storage_error("storage error", msg);
                 client_storage_text(msg)

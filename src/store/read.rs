@@ -174,10 +174,11 @@ impl Store {
 /// as they are.
 fn damaged_table(key: &[u8], what: &'static str, err: Error) -> Error {
     match err {
-        Error::Storage(msg) if msg.starts_with("Corruption") => {
+        Error::RocksDb(err) if err.kind() == rocksdb::ErrorKind::Corruption => {
             log::warn!(
-                "damaged table block read for key {:?}: {msg}",
-                String::from_utf8_lossy(key)
+                "damaged table block read for key {:?}: {}",
+                String::from_utf8_lossy(key),
+                err.as_ref()
             );
             Error::corrupt(
                 key,

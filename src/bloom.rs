@@ -18,6 +18,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+#[cfg(feature = "baselines")]
 mod baseline;
 mod debug;
 mod dump;

@@ -5,6 +5,7 @@
 //! increment writes one sparse delta operand per page it touches and one tally delta for
 //! the total count, in one write batch, without reading anything.
 
+#[cfg(feature = "baselines")]
 mod baseline;
 mod merge;
 mod pages;

@@ -28,6 +28,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 mod add_nx;
+#[cfg(feature = "baselines")]
 mod baseline;
 mod dump;
 mod options;

@@ -7,6 +7,7 @@
 //! here answers from a compressed copy and, when that compression changed anything,
 //! appends a one-byte compress operand, so later answers and `INFO` stay RedisBloom's.
 
+#[cfg(feature = "baselines")]
 mod baseline;
 mod merge;
 

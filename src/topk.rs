@@ -8,6 +8,7 @@
 //! evolves exactly as the replies said; no write rewrites the page. [`TopK::add_blind`]
 //! writes the operand without reading, for callers that need no reply.
 
+#[cfg(feature = "baselines")]
 mod baseline;
 
 use crate::error::{Error, Result, TopKError};

@@ -2,7 +2,7 @@
 //! clients cost little memory and a client that stops reading its replies holds up no
 //! one else.
 
-#[path = "common/resp_client.rs"]
+#[path = "../../../tests/common/resp_client.rs"]
 mod resp_client;
 
 use resp_client::{Client, TestServer, Value};

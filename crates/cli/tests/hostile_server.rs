@@ -5,7 +5,7 @@
 //! address-space or open-file limit), so a regression fails instead of taking the
 //! machine down.
 
-#[path = "common/resp_client.rs"]
+#[path = "../../../tests/common/resp_client.rs"]
 mod resp_client;
 
 use resp_client::{Client, TestServer, Value};

@@ -9,7 +9,7 @@ use std::process::Command;
 const BIN: &str = env!("CARGO_BIN_EXE_rocksketch");
 
 fn fixture() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/format-v1")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/format-v1")
 }
 
 fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {

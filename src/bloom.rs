@@ -10,21 +10,21 @@
 use crate::error::{BloomError, Error, Result};
 use crate::keys::{self, TALLY_SUB};
 use crate::meta::{BloomParams, KeyType, Meta, Params};
-use crate::store::{wrong_kind, KeyGuard, Store};
+use crate::store::{KeyGuard, Store};
 use rocksketch_merge::bits::BitDelta;
 use rocksketch_merge::tally::Tally;
-use rocksketch_merge::Page;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 
 #[cfg(feature = "baselines")]
 mod baseline;
 mod debug;
 mod dump;
+mod pages;
 mod sizing;
 
 pub use debug::SubFilterInfo;
+use pages::{add_operands, contains};
 use sizing::{chain, hashes, sub_of, validate, validate_stored, Sub};
 
 /// RedisBloom's defaults for a filter created by `BF.ADD`.
@@ -158,39 +158,6 @@ impl BloomFilter {
         self.write_adds(&guard, &prefix, &params, grown, new_bits, &added_to)?;
         answers.extend(added);
         outcome
-    }
-
-    /// Reads every page the items fall in, in every sub-filter, through the hot-page
-    /// cache; pages never written are left out.
-    fn read_item_pages(
-        &self,
-        prefix: &[u8],
-        params: &BloomParams,
-        hashed: &[(u64, u64)],
-    ) -> Result<BitPages> {
-        let wanted: Vec<(u32, u32)> = (0..params.filters)
-            .flat_map(|i| {
-                let sub = sub_of(params, i);
-                hashed.iter().map(move |h| (i, sub.locate(*h).0))
-            })
-            .collect();
-        self.store
-            .read_chain_pages(&self.key, "a bit page", prefix, wanted, |i, page| {
-                self.check_page(page, &sub_of(params, i))
-            })
-    }
-
-    /// Checks that a page read is a bit page of the sub-filter's size.
-    fn check_page(&self, page: &Page, sub: &Sub) -> Result<()> {
-        match page {
-            Page::Bits(bits) if bits.page_bits() == sub.page_bits => Ok(()),
-            Page::Bits(_) => Err(Error::corrupt(
-                &self.key,
-                "a bit page",
-                rocksketch_merge::Error::Invalid("page size differs from the filter's layout"),
-            )),
-            _ => Err(wrong_kind(&self.key, "a bit page")),
-        }
     }
 
     /// Writes the bits the adds set (one operand per page), the tally delta, and the
@@ -398,63 +365,6 @@ impl BloomFilter {
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
         Ok((meta, params, prefix))
     }
-}
-
-/// Whether every bit of the item with hashes `h` is set in some sub-filter's page.
-/// `fresh` holds bits set since the pages were read, as (sub-filter, page, bit).
-fn contains(
-    pages: &BitPages,
-    fresh: &HashSet<(u32, u32, u32)>,
-    params: &BloomParams,
-    h: (u64, u64),
-) -> bool {
-    (0..params.filters).any(|i| {
-        let (page, bits) = sub_of(params, i).locate(h);
-        let read = match pages.get(&(i, page)).map(|p| &**p) {
-            Some(Page::Bits(p)) => Some(p),
-            _ => None,
-        };
-        bits.iter()
-            .all(|b| read.is_some_and(|p| p.get(*b)) || fresh.contains(&(i, page, *b)))
-    })
-}
-
-/// The pages an operation read (checked to be bit pages), by (sub-filter, page).
-type BitPages = HashMap<(u32, u32), Arc<Page>>;
-
-/// The `(page key, operand)` pairs of a blind add to the newest sub-filter: one bit
-/// operand per page the items fall in, then the tally delta.
-fn add_operands<I: AsRef<[u8]>>(
-    prefix: &[u8],
-    params: &BloomParams,
-    items: &[I],
-) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-    let newest = params.filters - 1;
-    let sub = sub_of(params, newest);
-    let mut located: Vec<(u32, Vec<u32>)> = items
-        .iter()
-        .map(|i| sub.locate(hashes(i.as_ref())))
-        .collect();
-    located.sort_unstable_by_key(|(page, _)| *page);
-    let mut out = Vec::new();
-    for group in located.chunk_by(|a, b| a.0 == b.0) {
-        let bits: Vec<u32> = group
-            .iter()
-            .flat_map(|(_, bits)| bits.iter().copied())
-            .collect();
-        let delta = BitDelta::sparse(sub.page_bits, bits).map_err(Error::encode("a bit delta"))?;
-        out.push((
-            keys::page_key(prefix, newest as u16, group[0].0),
-            delta.encode(),
-        ));
-    }
-    let mut slots = vec![0; newest as usize + 1];
-    slots[newest as usize] = items.len() as u64;
-    out.push((
-        keys::page_key(prefix, TALLY_SUB, 0),
-        Tally::new(slots).encode_delta(),
-    ));
-    Ok(out)
 }
 
 fn bloom_params(meta: &Meta) -> Result<BloomParams> {

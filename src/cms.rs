@@ -7,20 +7,21 @@
 
 #[cfg(feature = "baselines")]
 mod baseline;
+mod layout;
 mod merge;
 mod pages;
 
 use crate::error::{CmsError, Error, Result};
-use crate::keys::{self, TALLY_SUB};
 use crate::meta::{CmsParams, KeyType, Meta, Params};
 use crate::store::{KeyGuard, Store};
 use rocksdb::ReadOptions;
 use rocksketch_merge::counter::CounterDelta;
-use rocksketch_merge::layout::cms::CmsLayout;
 use rocksketch_merge::tally::Tally;
 use std::collections::{BTreeMap, HashMap};
 
 pub use rocksketch_merge::layout::cms::{MAX_CELLS, MAX_DEPTH};
+
+use layout::Layout;
 
 /// `CMS.INFO`'s fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,60 +37,6 @@ pub struct Cms {
     store: Store,
     ns: u16,
     key: Vec<u8>,
-}
-
-/// Where one key's counters live.
-#[derive(Debug, Clone)]
-struct Layout {
-    params: CmsParams,
-    prefix: Vec<u8>,
-}
-
-impl Layout {
-    fn new(ns: u16, key: &[u8], meta: &Meta) -> Result<Layout> {
-        match meta.params {
-            Params::Cms(params) => Ok(Layout {
-                params,
-                prefix: keys::version_prefix(ns, key, meta.version),
-            }),
-            Params::Bloom(_)
-            | Params::Cuckoo(_)
-            | Params::TDigest(_)
-            | Params::TopK(_)
-            | Params::Ribbon(_) => Err(Error::WrongType),
-        }
-    }
-
-    fn shape(&self) -> CmsLayout {
-        CmsLayout {
-            width: self.params.width,
-            depth: self.params.depth,
-            page_cells: self.params.page_cells,
-        }
-    }
-
-    fn pages(&self) -> u32 {
-        self.shape().pages()
-    }
-
-    /// Counters in page `page` (the last page may be short).
-    fn page_len(&self, page: u32) -> u32 {
-        self.shape().page_len(page)
-    }
-
-    /// `(page, offset)` of `item`'s counter in each row.
-    fn slots<'a>(&self, item: &'a [u8]) -> impl Iterator<Item = (u32, u32)> + 'a {
-        let shape = self.shape();
-        (0..shape.depth).map(move |row| shape.slot(item, row))
-    }
-
-    fn page_key(&self, page: u32) -> Vec<u8> {
-        keys::page_key(&self.prefix, 0, page)
-    }
-
-    fn tally_key(&self) -> Vec<u8> {
-        keys::page_key(&self.prefix, TALLY_SUB, 0)
-    }
 }
 
 impl Cms {

@@ -221,13 +221,6 @@ impl Store {
         Ok(())
     }
 
-    /// A RocksDB integer property of the pages column family (see
-    /// `rocksdb::properties`), summed over its levels where RocksDB does so.
-    pub fn pages_property(&self, name: &str) -> Result<Option<u64>> {
-        let db = self.db()?;
-        Ok(db.property_int_value_cf(db.pages_cf()?, name)?)
-    }
-
     /// Operands that merges in this process skipped as undecodable (see
     /// [`rocksketch_merge::full_merge`]); non-zero means some stored bytes are corrupt.
     pub fn skipped_operands(&self) -> u64 {

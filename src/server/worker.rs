@@ -4,9 +4,10 @@
 //! read its replies stops having its requests run (its input stays buffered, up to the
 //! query buffer limit) and never holds up the others.
 
+use super::admit::Deregister;
 use super::conn::{BatchKey, Connection, FLUSH_AT};
 use super::together;
-use super::{Deregister, Shared};
+use super::Shared;
 use crate::command::Reply;
 use crate::resp;
 use mio::net::TcpStream;

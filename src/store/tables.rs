@@ -5,6 +5,13 @@ use crate::error::Result;
 use std::time::SystemTime;
 
 impl Store {
+    /// A RocksDB integer property of the pages column family (see
+    /// `rocksdb::properties`), summed over its levels where RocksDB does so.
+    pub fn pages_property(&self, name: &str) -> Result<Option<u64>> {
+        let db = self.db()?;
+        Ok(db.property_int_value_cf(db.pages_cf()?, name)?)
+    }
+
     /// The newest table file at level 0 of the store's column families — a memtable
     /// flush writes one there — as its file number (RocksDB numbers files in the order
     /// it makes them) and its modification time; `None` while level 0 is empty.

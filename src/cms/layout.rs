@@ -1,0 +1,60 @@
+//! Where one count-min sketch's counters live: its parameters and page keys.
+
+use crate::error::{Error, Result};
+use crate::keys::{self, TALLY_SUB};
+use crate::meta::{CmsParams, Meta, Params};
+use rocksketch_merge::layout::cms::CmsLayout;
+
+/// Where one key's counters live.
+#[derive(Debug, Clone)]
+pub(super) struct Layout {
+    pub(super) params: CmsParams,
+    pub(super) prefix: Vec<u8>,
+}
+
+impl Layout {
+    pub(super) fn new(ns: u16, key: &[u8], meta: &Meta) -> Result<Layout> {
+        match meta.params {
+            Params::Cms(params) => Ok(Layout {
+                params,
+                prefix: keys::version_prefix(ns, key, meta.version),
+            }),
+            Params::Bloom(_)
+            | Params::Cuckoo(_)
+            | Params::TDigest(_)
+            | Params::TopK(_)
+            | Params::Ribbon(_) => Err(Error::WrongType),
+        }
+    }
+
+    pub(super) fn shape(&self) -> CmsLayout {
+        CmsLayout {
+            width: self.params.width,
+            depth: self.params.depth,
+            page_cells: self.params.page_cells,
+        }
+    }
+
+    pub(super) fn pages(&self) -> u32 {
+        self.shape().pages()
+    }
+
+    /// Counters in page `page` (the last page may be short).
+    pub(super) fn page_len(&self, page: u32) -> u32 {
+        self.shape().page_len(page)
+    }
+
+    /// `(page, offset)` of `item`'s counter in each row.
+    pub(super) fn slots<'a>(&self, item: &'a [u8]) -> impl Iterator<Item = (u32, u32)> + 'a {
+        let shape = self.shape();
+        (0..shape.depth).map(move |row| shape.slot(item, row))
+    }
+
+    pub(super) fn page_key(&self, page: u32) -> Vec<u8> {
+        keys::page_key(&self.prefix, 0, page)
+    }
+
+    pub(super) fn tally_key(&self) -> Vec<u8> {
+        keys::page_key(&self.prefix, TALLY_SUB, 0)
+    }
+}

@@ -1,0 +1,78 @@
+//! A cuckoo filter's locked write path: inserts into the newest sub-filter, growing the
+//! chain when it reaches its target.
+
+use super::{cuckoo_params, sub_of, CuckooFilter, Hashed, MAX_FILTERS};
+use crate::error::{CuckooError, Error, Result};
+use crate::keys::{self, TALLY_SUB};
+use crate::meta::{CuckooParams, Meta, Params};
+use crate::store::{Batch, KeyGuard};
+use rocksketch_merge::cuckoo::{FpOp, FpOps};
+use rocksketch_merge::tally::Tally;
+use std::sync::atomic::Ordering;
+
+impl CuckooFilter {
+    /// Inserts into the newest sub-filter, growing the chain first if it is at its
+    /// target (from the tally, read under the exclusive `guard`).
+    pub(super) fn insert_locked(&self, guard: &KeyGuard, meta: Meta, h: Hashed) -> Result<()> {
+        let mut params = cuckoo_params(&meta)?;
+        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let counts = self.counts(&prefix)?;
+        let mut newest = params.filters - 1;
+        let mut grown = None;
+        if counts.get(newest as usize) >= sub_of(&params, newest)?.target {
+            if params.expansion == 0 {
+                return Err(CuckooError::FilterFull.into());
+            }
+            if params.filters >= MAX_FILTERS {
+                return Err(CuckooError::MaximumExpansions.into());
+            }
+            params.filters += 1;
+            newest += 1;
+            grown = Some(Meta {
+                params: Params::Cuckoo(params),
+                ..meta
+            });
+        }
+        let batch = self.insert_batch(&prefix, &params, newest, &[h])?;
+        match grown {
+            Some(meta) => guard.put_meta(meta, batch)?,
+            None => self.store.write(batch)?,
+        }
+        if let Some(hint) = self.store.existing_count_hint(&prefix, newest) {
+            hint.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// The inserts of `items` into sub-filter `sub_index` (one operand per page touched)
+    /// and the tally delta, as one batch.
+    pub(super) fn insert_batch(
+        &self,
+        prefix: &[u8],
+        params: &CuckooParams,
+        sub_index: u32,
+        items: &[Hashed],
+    ) -> Result<Batch<'_>> {
+        let sub = sub_of(params, sub_index)?;
+        let mut by_page: std::collections::BTreeMap<u32, Vec<FpOp>> = Default::default();
+        for h in items {
+            let (page, bucket) = sub.locate(h.h);
+            by_page
+                .entry(page)
+                .or_default()
+                .push(FpOp::Insert { bucket, fp: h.fp });
+        }
+        let mut batch = self.store.batch()?;
+        for (page, ops) in by_page {
+            let ops = FpOps::new(sub.shape, ops).map_err(Error::encode("cuckoo inserts"))?;
+            batch.merge_page(keys::page_key(prefix, sub_index as u16, page), ops.encode());
+        }
+        let mut slots = vec![0; sub_index as usize + 1];
+        slots[sub_index as usize] = items.len() as u64;
+        batch.merge_page(
+            keys::page_key(prefix, TALLY_SUB, 0),
+            Tally::new(slots).encode_delta(),
+        );
+        Ok(batch)
+    }
+}

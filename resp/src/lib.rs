@@ -3,6 +3,8 @@
 //! limits, so a hostile client can neither crash the host nor make it buffer without
 //! bound. No I/O and no storage here, so the parser can be fuzzed on its own.
 
+#![warn(missing_docs)]
+
 mod double;
 mod inline;
 
@@ -64,7 +66,10 @@ impl Reply {
 /// The protocol version a connection speaks (`HELLO 2` / `HELLO 3`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Protocol {
+    /// RESP2: maps, sets, doubles and booleans are sent as arrays, bulk strings and
+    /// integers.
     Resp2,
+    /// RESP3: every reply in its own type.
     Resp3,
 }
 
@@ -183,6 +188,7 @@ struct Partial {
 }
 
 impl RequestParser {
+    /// A parser that refuses requests past `limits`.
     pub fn new(limits: Limits) -> RequestParser {
         RequestParser {
             limits,

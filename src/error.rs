@@ -34,6 +34,8 @@ pub enum Error {
     },
     /// An argument is out of range; the text says which and why.
     InvalidArgument(String),
+    /// A command was given too few or too many arguments (its name, in lower case).
+    WrongArity(&'static str),
     /// A count-min sketch command error.
     Cms(CmsError),
     /// A Bloom filter command error.
@@ -64,6 +66,9 @@ impl fmt::Display for Error {
             Error::Encode { what, source } => write!(f, "could not encode {what}: {source}"),
             Error::WrongType => f.write_str("the key holds another type of structure"),
             Error::InvalidArgument(msg) => write!(f, "invalid argument: {msg}"),
+            Error::WrongArity(command) => {
+                write!(f, "wrong number of arguments for '{command}'")
+            }
             Error::Cms(err) => f.write_str(library_text(err.text())),
             Error::Bloom(err) => f.write_str(library_text(err.text())),
             Error::Cuckoo(err) => f.write_str(library_text(err.text())),

@@ -22,11 +22,13 @@ impl Arbitrary for Pipeline {
         while requests.len() < len {
             let key = pick(
                 g,
-                &["bf", "cms", "fresh", "tiny", "cf", "cftiny", "td", "tk"],
+                &[
+                    "bf", "cms", "fresh", "tiny", "cf", "cftiny", "td", "tk", "rb",
+                ],
             )
             .to_owned();
             let run = 1 + usize::arbitrary(g) % 8;
-            let kind = u8::arbitrary(g) % 21;
+            let kind = u8::arbitrary(g) % 25;
             for _ in 0..run {
                 let item = format!("i{}", u8::arbitrary(g) % 30);
                 let number = pick(g, &["1", "2", "7", "0", "-1", "x", "4294967295"]).to_owned();
@@ -66,6 +68,18 @@ impl Arbitrary for Pipeline {
                         ]
                     }
                     20 => vec!["TOPK.LIST".into(), key.clone(), "WITHCOUNT".into()],
+                    // Of a valid arity for the table, but not for the command's own
+                    // parser: each joins a batch and gets its own wrong-arity error.
+                    21 => vec!["CMS.INCRBY".into(), key.clone(), item, number, "i2".into()],
+                    22 => vec![
+                        "TOPK.INCRBY".into(),
+                        key.clone(),
+                        item,
+                        "1".into(),
+                        "i2".into(),
+                    ],
+                    23 => vec!["RIBBON.ADD".into(), key.clone(), item, "i4".into()],
+                    24 => vec!["RIBBON.EXISTS".into(), key.clone(), item],
                     8 => vec!["BF.ADD".into(), key.clone()],
                     9 => vec!["CMS.INCRBY".into(), key.clone(), item],
                     _ => unreachable!(),
@@ -88,6 +102,7 @@ fn setup(store: &rocksketch::Store) {
         &["CF.RESERVE", "cftiny", "8", "EXPANSION", "0"],
         &["TDIGEST.CREATE", "td", "COMPRESSION", "5"],
         &["TOPK.RESERVE", "tk", "3", "8", "3", "0.9"],
+        &["RIBBON.RESERVE", "rb", "0.01"],
     ] {
         assert_eq!(
             execute(&ns, &common::args(words)),
@@ -121,4 +136,26 @@ fn batched_pipelines_answer_like_single_commands() {
     QuickCheck::new()
         .tests(60)
         .quickcheck(same_replies as fn(Pipeline) -> bool);
+}
+
+/// A request of a valid arity for the command table but not for its command's parser
+/// (an odd number of `item increment` words) joins its neighbours' batch and is
+/// answered its own wrong-arity error, before the key is looked at, as alone.
+#[test]
+fn a_request_its_parser_rejects_keeps_its_own_error_inside_a_batch() {
+    let store = common::TempStore::new();
+    let ns = store.store().ns(0);
+    let requests: Vec<Vec<Vec<u8>>> = [
+        &["CMS.INCRBY", "missing", "a", "1"][..],
+        &["CMS.INCRBY", "missing", "a", "1", "b"],
+        &["CMS.INCRBY", "missing", "a", "x"],
+    ]
+    .iter()
+    .map(|words| common::args(words))
+    .collect();
+    let got = execute_pipeline(&ns, &requests);
+    let missing = rocksketch::command::Reply::Error("CMS: key does not exist".into());
+    let arity = rocksketch::command::Reply::wrong_arity("cms.incrby");
+    assert_eq!(got, vec![missing.clone(), arity, missing]);
+    assert_eq!(execute(&ns, &requests[1]), got[1]);
 }

@@ -1,64 +1,53 @@
 //! `BF.*` commands.
 
+use super::args::Args;
+use super::batch::Run;
 use super::parse::{arg_index, parse_f64, parse_i64};
 use super::Reply;
+use super::{key_and_cursor, key_and_item};
 use crate::bloom::{BloomInfo, DEFAULT_CAPACITY, DEFAULT_ERROR, DEFAULT_EXPANSION, MAX_EXPANSION};
 use crate::error::{BloomError, Error, Result};
 use crate::store::Namespace;
 
-type Handler = fn(&Namespace, &[Vec<u8>]) -> Result<Reply>;
-
-pub(super) fn handler(name: &str) -> Option<Handler> {
-    Some(match name {
-        "bf.reserve" => reserve,
-        "bf.add" => add,
-        "bf.madd" => madd,
-        "bf.insert" => insert,
-        "bf.scandump" => scandump,
-        "bf.loadchunk" => loadchunk,
-        "bf.exists" => exists,
-        "bf.mexists" => mexists,
-        "bf.card" => card,
-        "bf.info" => info,
-        "bf.debug" => debug,
-        _ => return None,
-    })
-}
-
-fn reserve(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    if args.len() < 4 {
-        return Ok(Reply::wrong_arity("bf.reserve"));
-    }
-    let error = parse_f64(&args[2]).ok_or(BloomError::BadErrorRate)?;
-    let capacity = parse_i64(&args[3]).ok_or(BloomError::BadCapacity)?;
+/// `BF.RESERVE key error capacity [EXPANSION n] [NONSCALING]`.
+pub(super) fn reserve(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let key = args.next_key()?;
+    let error = args.next_f64(BloomError::BadErrorRate)?;
+    let capacity = args.next_i64(BloomError::BadCapacity)?;
     if !(error > 0.0 && error < 1.0) {
         return Err(BloomError::ErrorRateRange.into());
     }
     let capacity = u64::try_from(capacity).map_err(|_| BloomError::CapacityRange)?;
-    let options = &args[4..];
+    // RedisBloom looks for each option anywhere among the rest.
+    let options = args.rest();
     let nonscaling = arg_index("NONSCALING", options).is_some();
     let expansion = match arg_index("EXPANSION", options) {
         None => DEFAULT_EXPANSION,
         Some(_) if nonscaling => return Err(BloomError::NonScalingCannotExpand.into()),
-        Some(at) => parse_expansion(options.get(at + 1))?,
+        Some(at) => parse_expansion(options.get(at + 1).map(Vec::as_slice))?,
     };
     let expansion = if nonscaling { 0 } else { expansion };
-    ns.bloom(&args[1]).reserve(error, capacity, expansion)?;
+    ns.bloom(key).reserve(error, capacity, expansion)?;
     Ok(Reply::ok())
 }
 
-fn add(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    let [_, key, item] = args else {
-        return Ok(Reply::wrong_arity("bf.add"));
-    };
+pub(super) fn add(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let (key, item) = key_and_item(args)?;
     Ok(Reply::Bool(ns.bloom(key).add(item)?))
 }
 
-fn madd(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    if args.len() < 3 {
-        return Ok(Reply::wrong_arity("bf.madd"));
-    }
-    let (added, error) = ns.bloom(&args[1]).madd(&args[2..]);
+/// A run of `BF.ADD`s: one engine call adds every item, answering each.
+pub(super) fn add_run(ns: &Namespace, run: Run) -> Vec<Reply> {
+    let Some(items) = run.items() else {
+        return run.one_by_one(ns);
+    };
+    run.answered_adds(ns, ns.bloom(run.key()).madd(&items))
+}
+
+pub(super) fn madd(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let key = args.next_key()?;
+    let items = args.rest_nonempty()?;
+    let (added, error) = ns.bloom(key).madd(items);
     madd_reply(added, error)
 }
 
@@ -75,47 +64,38 @@ fn madd_reply(added: Vec<bool>, error: Option<Error>) -> Result<Reply> {
     }
 }
 
-fn insert(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    if args.len() < 4 {
-        return Ok(Reply::wrong_arity("bf.insert"));
-    }
+/// `BF.INSERT key [CAPACITY n] [ERROR e] [EXPANSION n] [NOCREATE] [NONSCALING] ITEMS
+/// item [item ...]`, options in any order.
+pub(super) fn insert(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let key = args.next_key()?;
     let (mut error, mut capacity) = (DEFAULT_ERROR, DEFAULT_CAPACITY);
     let (mut expansion, mut nocreate, mut nonscaling) = (None, false, false);
-    let mut at = 2;
     let items = loop {
-        let Some(word) = args.get(at) else {
-            return Ok(Reply::wrong_arity("bf.insert"));
-        };
-        let value = args.get(at + 1);
+        let word = args.next_arg()?;
         match word.to_ascii_uppercase().as_slice() {
-            b"ITEMS" if args.len() > at + 1 => break &args[at + 1..],
-            b"ITEMS" => return Ok(Reply::wrong_arity("bf.insert")),
+            b"ITEMS" => break args.rest_nonempty()?,
             b"NOCREATE" => nocreate = true,
             b"NONSCALING" => nonscaling = true,
             b"CAPACITY" => {
-                capacity = value
-                    .and_then(|v| parse_i64(v))
+                capacity = args
+                    .next_opt()
+                    .and_then(parse_i64)
                     .and_then(|v| u64::try_from(v).ok())
                     .ok_or(BloomError::BadCapacity)?;
-                at += 1;
             }
             b"ERROR" => {
-                error = value
-                    .and_then(|v| parse_f64(v))
-                    .ok_or(BloomError::BadErrorRate)?;
-                at += 1;
+                error = args
+                    .next_opt()
+                    .and_then(parse_f64)
+                    .ok_or(BloomError::BadErrorRate)?
             }
-            b"EXPANSION" => {
-                expansion = Some(parse_expansion(value)?);
-                at += 1;
-            }
+            b"EXPANSION" => expansion = Some(parse_expansion(args.next_opt())?),
             _ => {
                 return Err(Error::InvalidArgument(
                     "Unknown argument received".to_owned(),
                 ))
             }
         }
-        at += 1;
     };
     if nonscaling && expansion.is_some() {
         return Err(BloomError::NonScalingCannotExpand.into());
@@ -126,61 +106,57 @@ fn insert(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
         expansion.unwrap_or(DEFAULT_EXPANSION)
     };
     let create = (!nocreate).then_some((error, capacity, expansion));
-    let (added, failed) = ns.bloom(&args[1]).insert(items, create)?;
+    let (added, failed) = ns.bloom(key).insert(items, create)?;
     madd_reply(added, failed)
 }
 
-fn scandump(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    let [_, key, cursor] = args else {
-        return Ok(Reply::wrong_arity("bf.scandump"));
-    };
-    let cursor = parse_i64(cursor).ok_or_else(invalid_position)?;
+pub(super) fn scandump(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let (key, cursor) = key_and_cursor(args, BloomError::InvalidPosition)?;
+    args.finish()?;
     let (next, chunk) = ns.bloom(key).scandump(cursor)?;
     Ok(Reply::Array(vec![Reply::Int(next), Reply::Bulk(chunk)]))
 }
 
-fn loadchunk(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    let [_, key, cursor, chunk] = args else {
-        return Ok(Reply::wrong_arity("bf.loadchunk"));
-    };
-    let cursor = parse_i64(cursor).ok_or_else(invalid_position)?;
+pub(super) fn loadchunk(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let (key, cursor) = key_and_cursor(args, BloomError::InvalidPosition)?;
+    let chunk = args.next_arg()?;
+    args.finish()?;
     ns.bloom(key).loadchunk(cursor, chunk)?;
     Ok(Reply::ok())
 }
 
-fn invalid_position() -> Error {
-    Error::from(BloomError::InvalidPosition)
+pub(super) fn exists(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    super::exists_reply(args, |key, item| ns.bloom(key).exists(item))
 }
 
-fn exists(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    super::exists_reply("bf.exists", args, |key, item| ns.bloom(key).exists(item))
+/// A run of `BF.EXISTS`: one read of every item.
+pub(super) fn exists_run(ns: &Namespace, run: Run) -> Vec<Reply> {
+    run.exists(ns, |items| ns.bloom(run.key()).mexists(items))
 }
 
-fn mexists(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    super::mexists_reply("bf.mexists", args, |key, items| {
-        ns.bloom(key).mexists(items)
-    })
+pub(super) fn mexists(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    super::mexists_reply(args, |key, items| ns.bloom(key).mexists(items))
 }
 
-fn card(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    let [_, key] = args else {
-        return Ok(Reply::wrong_arity("bf.card"));
-    };
+pub(super) fn card(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let key = args.next_key()?;
+    args.finish()?;
     Ok(Reply::Int(ns.bloom(key).card()? as i64))
 }
 
-fn info(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    if !(2..=3).contains(&args.len()) {
-        return Ok(Reply::wrong_arity("bf.info"));
-    }
-    let fields = fields(&ns.bloom(&args[1]).info()?);
+/// `BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION]`.
+pub(super) fn info(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let key = args.next_key()?;
+    let wanted = args.next_opt();
+    args.finish()?;
+    let fields = fields(&ns.bloom(key).info()?);
     let short = ["CAPACITY", "SIZE", "FILTERS", "ITEMS", "EXPANSION"];
-    super::info_reply(fields, &short, args.get(2))
+    super::info_reply(fields, &short, wanted)
 }
 
-fn parse_expansion(value: Option<&Vec<u8>>) -> Result<u32> {
+fn parse_expansion(value: Option<&[u8]>) -> Result<u32> {
     Ok(value
-        .and_then(|v| parse_i64(v))
+        .and_then(parse_i64)
         .and_then(|v| u32::try_from(v).ok())
         .filter(|v| *v <= MAX_EXPANSION)
         .ok_or(BloomError::BadExpansion)?)
@@ -201,10 +177,9 @@ fn fields(info: &BloomInfo) -> Vec<(&'static str, Reply)> {
 }
 
 /// `BF.DEBUG`: RedisBloom's strings, `size:<items>` then one per sub-filter.
-fn debug(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    let [_, key] = args else {
-        return Ok(Reply::wrong_arity("bf.debug"));
-    };
+pub(super) fn debug(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let key = args.next_key()?;
+    args.finish()?;
     let (size, subs) = ns.bloom(key).debug()?;
     let mut out = vec![Reply::Bulk(format!("size:{size}").into_bytes())];
     out.extend(subs.iter().map(|s| {

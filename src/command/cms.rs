@@ -1,122 +1,194 @@
 //! `CMS.*` commands, in RedisBloom's order of checks so that each error matches its own.
 
+use super::args::Args;
+use super::batch::Run;
 use super::parse::{arg_index, parse_f64, parse_i64};
-use super::Reply;
+use super::{KeyAndList, Reply};
 use crate::error::{CmsError, Result};
 use crate::store::Namespace;
 
-type Handler = fn(&Namespace, &[Vec<u8>]) -> Result<Reply>;
-
-pub(super) fn handler(name: &str) -> Option<Handler> {
-    Some(match name {
-        "cms.initbydim" => init_by_dim,
-        "cms.initbyprob" => init_by_prob,
-        "cms.incrby" => incr_by,
-        "cms.query" => query,
-        "cms.merge" => merge,
-        "cms.info" => info,
-        _ => return None,
-    })
+/// A dimension: a positive integer, or `bad`.
+fn dimension(arg: &[u8], bad: CmsError) -> Result<u64> {
+    let n = parse_i64(arg).filter(|n| *n >= 1).ok_or(bad)?;
+    Ok(n as u64)
 }
 
-fn init_by_dim(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    let [_, key, width, depth] = args else {
-        return Ok(Reply::wrong_arity("cms.initbydim"));
-    };
+/// A probability strictly between 0 and 1, or `bad`.
+fn probability(arg: &[u8], bad: CmsError) -> Result<f64> {
+    Ok(parse_f64(arg).filter(|v| *v > 0.0 && *v < 1.0).ok_or(bad)?)
+}
+
+/// `CMS.INITBYDIM key width depth`: the key is checked before the numbers are.
+pub(super) fn init_by_dim(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let (key, width, depth) = (args.next_key()?, args.next_arg()?, args.next_arg()?);
+    args.finish()?;
     if ns.exists(key)? {
         return Err(CmsError::KeyAlreadyExists.into());
     }
-    let width = parse_i64(width)
-        .filter(|w| *w >= 1)
-        .ok_or(CmsError::InvalidWidth)?;
-    let depth = parse_i64(depth)
-        .filter(|d| *d >= 1)
-        .ok_or(CmsError::InvalidDepth)?;
-    ns.cms(key).init_by_dim(width as u64, depth as u64)?;
+    let width = dimension(width, CmsError::InvalidWidth)?;
+    let depth = dimension(depth, CmsError::InvalidDepth)?;
+    ns.cms(key).init_by_dim(width, depth)?;
     Ok(Reply::ok())
 }
 
-fn init_by_prob(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    let [_, key, error, prob] = args else {
-        return Ok(Reply::wrong_arity("cms.initbyprob"));
-    };
+/// `CMS.INITBYPROB key error probability`: the key is checked before the numbers are.
+pub(super) fn init_by_prob(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let (key, error, prob) = (args.next_key()?, args.next_arg()?, args.next_arg()?);
+    args.finish()?;
     if ns.exists(key)? {
         return Err(CmsError::KeyAlreadyExists.into());
     }
-    let in_range = |v: &f64| *v > 0.0 && *v < 1.0;
-    let error = parse_f64(error)
-        .filter(in_range)
-        .ok_or(CmsError::InvalidOverestimation)?;
-    let prob = parse_f64(prob)
-        .filter(in_range)
-        .ok_or(CmsError::InvalidProb)?;
+    let error = probability(error, CmsError::InvalidOverestimation)?;
+    let prob = probability(prob, CmsError::InvalidProb)?;
     ns.cms(key).init_by_prob(error, prob)?;
     Ok(Reply::ok())
 }
 
-fn incr_by(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    if args.len() < 4 || args.len() % 2 == 1 {
-        return Ok(Reply::wrong_arity("cms.incrby"));
+/// One `CMS.INCRBY`'s (item, increment) pairs.
+type Pairs<'a> = Vec<(&'a [u8], u64)>;
+
+/// `CMS.INCRBY key item increment [item increment ...]`, read without the store: the
+/// increments are parsed when it runs, after the key is checked, as RedisBloom does.
+struct IncrBy<'a> {
+    key: &'a [u8],
+    pairs: &'a [Vec<u8>],
+}
+
+impl<'a> IncrBy<'a> {
+    fn parse(args: &mut Args<'a>) -> Result<IncrBy<'a>> {
+        let key = args.next_key()?;
+        let pairs = args.rest_nonempty()?;
+        if pairs.len() % 2 == 1 {
+            return Err(args.wrong_arity());
+        }
+        Ok(IncrBy { key, pairs })
     }
-    let cms = ns.cms(&args[1]);
-    cms.dims()?;
-    let mut pairs = Vec::with_capacity(args.len() / 2 - 1);
-    for pair in args[2..].chunks_exact(2) {
-        let incr = parse_i64(&pair[1]).ok_or(CmsError::CannotParseNumber)?;
-        let incr = u64::try_from(incr).map_err(|_| CmsError::NumberNegative)?;
-        pairs.push((pair[0].as_slice(), incr));
+
+    /// The (item, increment) pairs, or the error that rejects the command as a whole.
+    fn increments(&self) -> Result<Pairs<'a>> {
+        let mut pairs = Args::of("cms.incrby", self.pairs);
+        let mut out = Vec::with_capacity(self.pairs.len() / 2);
+        while let Some(item) = pairs.next_opt() {
+            let incr = pairs.next_i64(CmsError::CannotParseNumber)?;
+            let incr = u64::try_from(incr).map_err(|_| CmsError::NumberNegative)?;
+            out.push((item, incr));
+        }
+        Ok(out)
     }
-    let estimates = cms.incr_by_with_estimates(&pairs)?;
-    Ok(Reply::Array(
+}
+
+/// `CMS.INCRBY`'s reply: the estimates, an error in place of any that overflowed.
+fn estimates_reply(estimates: impl Iterator<Item = u32>) -> Reply {
+    Reply::Array(
         estimates
-            .into_iter()
             .map(|e| match e {
                 u32::MAX => Reply::Error(CmsError::IncrbyOverflow.text().to_owned()),
                 e => Reply::Int(i64::from(e)),
             })
             .collect(),
-    ))
+    )
 }
 
-fn query(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    if args.len() < 3 {
-        return Ok(Reply::wrong_arity("cms.query"));
-    }
-    let estimates = ns.cms(&args[1]).query(&args[2..])?;
-    Ok(Reply::Array(
-        estimates
-            .into_iter()
-            .map(|e| Reply::Int(i64::from(e)))
-            .collect(),
-    ))
+pub(super) fn incr_by(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let command = IncrBy::parse(args)?;
+    let cms = ns.cms(command.key);
+    cms.dims()?;
+    let pairs = command.increments()?;
+    let estimates = cms.incr_by_with_estimates(&pairs)?;
+    Ok(estimates_reply(estimates.into_iter()))
 }
 
-fn merge(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    if args.len() < 4 {
-        return Ok(Reply::wrong_arity("cms.merge"));
+/// A run of `CMS.INCRBY`s: every command's pairs in one write, the estimates split
+/// back per command; a command whose pairs do not parse gets its own error.
+pub(super) fn incr_by_run(ns: &Namespace, run: Run) -> Vec<Reply> {
+    let cms = ns.cms(run.key());
+    let commands = run.parse(IncrBy::parse);
+    // A missing key or another type answers before any number is parsed (a request of
+    // the wrong arity is answered so before the key is looked at).
+    if let Err(err) = cms.dims() {
+        let err = Reply::from(&err);
+        return commands
+            .iter()
+            .map(|c| c.as_ref().map_or_else(Reply::from, |_| err.clone()))
+            .collect();
     }
-    let dest = ns.cms(&args[1]);
+    let parsed: Vec<Result<Pairs>> = commands
+        .into_iter()
+        .map(|c| c.and_then(|c| c.increments()))
+        .collect();
+    let pairs: Vec<(&[u8], u64)> = parsed.iter().flatten().flatten().copied().collect();
+    let estimates = match cms.incr_by_with_estimates(&pairs) {
+        Ok(estimates) => estimates,
+        Err(err) => return run.each(Reply::from(&err)),
+    };
+    let mut estimates = estimates.into_iter();
+    parsed
+        .iter()
+        .map(|p| match p {
+            Err(err) => Reply::from(err),
+            Ok(pairs) => estimates_reply(estimates.by_ref().take(pairs.len())),
+        })
+        .collect()
+}
+
+fn ints(estimates: impl Iterator<Item = u32>) -> Reply {
+    Reply::Array(estimates.map(|e| Reply::Int(i64::from(e))).collect())
+}
+
+pub(super) fn query(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let KeyAndList { key, list } = KeyAndList::parse(args)?;
+    Ok(ints(ns.cms(key).query(list)?.into_iter()))
+}
+
+/// A run of `CMS.QUERY`s: one read of every command's items.
+pub(super) fn query_run(ns: &Namespace, run: Run) -> Vec<Reply> {
+    let Some(queries) = run.parse_all(KeyAndList::parse) else {
+        return run.one_by_one(ns);
+    };
+    let items: Vec<&[u8]> = queries
+        .iter()
+        .flat_map(|q| q.list.iter().map(Vec::as_slice))
+        .collect();
+    match ns.cms(run.key()).query(&items) {
+        Ok(estimates) => {
+            let mut estimates = estimates.into_iter();
+            queries
+                .iter()
+                .map(|q| ints(estimates.by_ref().take(q.list.len())))
+                .collect()
+        }
+        Err(err) => run.each(Reply::from(&err)),
+    }
+}
+
+/// `CMS.MERGE dest numkeys src [src ...] [WEIGHTS weight [weight ...]]`.
+pub(super) fn merge(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let dest = ns.cms(args.next_key()?);
+    let num_keys = args.next_arg()?;
+    let rest = args.rest_nonempty()?;
     let dims = dest.dims()?;
-    let num_keys = parse_i64(&args[2]).ok_or(CmsError::InvalidNumkeys)?;
+    let num_keys = parse_i64(num_keys).ok_or(CmsError::InvalidNumkeys)?;
     if num_keys <= 0 {
         return Err(CmsError::NumkeysNotPositive.into());
     }
-    let rest = &args[3..];
     let n = usize::try_from(num_keys).unwrap_or(usize::MAX);
-    match arg_index("WEIGHTS", rest) {
+    let weights_at = arg_index("WEIGHTS", rest);
+    match weights_at {
         None if n != rest.len() => return Err(CmsError::WrongNumberOfKeys.into()),
         Some(pos) if pos != n || Some(rest.len()) != n.checked_mul(2).map(|m| m + 1) => {
             return Err(CmsError::WrongNumberOfKeysWeights.into())
         }
         _ => {}
     }
-    let has_weights = rest.len() > n;
+    let (keys, weights) = rest.split_at(n);
+    // `weights` is empty, or `WEIGHTS` and one weight per key.
+    let mut weights = Args::of("cms.merge", weights);
+    weights.next_if("WEIGHTS");
     let mut sources = Vec::with_capacity(n);
-    for (i, key) in rest[..n].iter().enumerate() {
-        let weight = if has_weights {
-            parse_i64(&rest[n + 1 + i]).ok_or(CmsError::InvalidWeight)?
-        } else {
-            1
+    for key in keys {
+        let weight = match weights.is_empty() {
+            true => 1,
+            false => weights.next_i64(CmsError::InvalidWeight)?,
         };
         if ns.cms(key).dims()? != dims {
             return Err(CmsError::DimensionsDiffer.into());
@@ -127,10 +199,9 @@ fn merge(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
     Ok(Reply::ok())
 }
 
-fn info(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    let [_, key] = args else {
-        return Ok(Reply::wrong_arity("cms.info"));
-    };
+pub(super) fn info(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let key = args.next_key()?;
+    args.finish()?;
     let info = ns.cms(key).info()?;
     let field = |name: &str| Reply::Simple(name.to_owned());
     Ok(Reply::Map(vec![

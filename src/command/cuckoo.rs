@@ -1,31 +1,13 @@
 //! `CF.*` commands.
 
+use super::args::Args;
+use super::batch::Run;
 use super::parse::{arg_index, parse_i64};
 use super::Reply;
+use super::{key_and_cursor, key_and_item};
 use crate::cuckoo::{CuckooInfo, CuckooOptions, MAX_EXPANSION};
 use crate::error::{CuckooError, Result};
 use crate::store::Namespace;
-
-type Handler = fn(&Namespace, &[Vec<u8>]) -> Result<Reply>;
-
-pub(super) fn handler(name: &str) -> Option<Handler> {
-    Some(match name {
-        "cf.reserve" => reserve,
-        "cf.add" => add,
-        "cf.addnx" => add_nx,
-        "cf.insert" => insert,
-        "cf.insertnx" => insert_nx,
-        "cf.exists" => exists,
-        "cf.mexists" => mexists,
-        "cf.count" => count,
-        "cf.del" | "cf.delete" => del,
-        "cf.info" | "cf.stats" => info,
-        "cf.scandump" => scandump,
-        "cf.loadchunk" => loadchunk,
-        "cf.debug" => debug,
-        _ => return None,
-    })
-}
 
 /// The value after an option's keyword, parsed as an integer in `range`: RedisBloom's
 /// two errors, "Couldn't parse" and out of range.
@@ -50,12 +32,15 @@ fn option_value(
 
 /// `CF.RESERVE key capacity [BUCKETSIZE n] [MAXITERATIONS n] [EXPANSION n]
 /// [FINGERPRINT 8|16]`, checked in RedisBloom's order.
-fn reserve(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    if args.len() < 3 || args.len().is_multiple_of(2) {
-        return Ok(Reply::wrong_arity("cf.reserve"));
+pub(super) fn reserve(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let key = args.next_key()?;
+    let capacity = args.next_arg()?;
+    // Options come in pairs, each looked for anywhere among the rest.
+    let options = args.rest();
+    if options.len() % 2 == 1 {
+        return Err(args.wrong_arity());
     }
-    let capacity = parse_i64(&args[2]).ok_or(CuckooError::BadCapacity)?;
-    let options = &args[3..];
+    let capacity = parse_i64(capacity).ok_or(CuckooError::BadCapacity)?;
     let defaults = CuckooOptions::default();
     let max_iterations = option_value(
         options,
@@ -85,7 +70,7 @@ fn reserve(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
         (CuckooError::FingerprintParse, CuckooError::FingerprintRange),
     )?;
     let capacity = u64::try_from(capacity).map_err(|_| CuckooError::CapacityRange)?;
-    ns.cuckoo(&args[1]).reserve(CuckooOptions {
+    ns.cuckoo(key).reserve(CuckooOptions {
         capacity,
         bucket_size: bucket_size.map_or(defaults.bucket_size, |v| v as u8),
         max_iterations: max_iterations.map_or(defaults.max_iterations, |v| v as u16),
@@ -95,63 +80,73 @@ fn reserve(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
     Ok(Reply::ok())
 }
 
-fn add(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    let [_, key, item] = args else {
-        return Ok(Reply::wrong_arity("cf.add"));
-    };
+pub(super) fn add(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let (key, item) = key_and_item(args)?;
     ns.cuckoo(key).add(item)?;
     Ok(Reply::Bool(true))
 }
 
-fn add_nx(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    let [_, key, item] = args else {
-        return Ok(Reply::wrong_arity("cf.addnx"));
+/// A run of `CF.ADD`s: one engine call inserts every item; whatever stops it answers
+/// the rest one by one, as they would have been.
+pub(super) fn add_run(ns: &Namespace, run: Run) -> Vec<Reply> {
+    let Some(items) = run.items() else {
+        return run.one_by_one(ns);
     };
+    let (added, error) = ns.cuckoo(run.key()).add_many(&items);
+    run.answered_adds(ns, (vec![true; added], error))
+}
+
+pub(super) fn add_nx(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let (key, item) = key_and_item(args)?;
     Ok(Reply::Bool(ns.cuckoo(key).add_nx(item)?))
+}
+
+/// A run of `CF.ADDNX`s: one engine call, answering each.
+pub(super) fn add_nx_run(ns: &Namespace, run: Run) -> Vec<Reply> {
+    let Some(items) = run.items() else {
+        return run.one_by_one(ns);
+    };
+    run.answered_adds(ns, ns.cuckoo(run.key()).add_nx_many(&items))
 }
 
 /// `CF.INSERT`: RedisBloom's form, or the cuckoo-module design's short `CF.INSERT key
 /// item` (one item, the filter created with defaults if missing, answered as `CF.ADD`).
-fn insert(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    match args {
-        [_, _, word] if word.eq_ignore_ascii_case(b"items") => Ok(Reply::wrong_arity("cf.insert")),
-        [_, key, item] => add(ns, &[b"CF.ADD".to_vec(), key.clone(), item.clone()]),
-        _ => insert_common(ns, args, false),
+pub(super) fn insert(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let mut short = *args;
+    let (_, item) = (short.next_key()?, short.next_arg()?);
+    match short.is_empty() {
+        true if item.eq_ignore_ascii_case(b"items") => Err(args.wrong_arity()),
+        true => add(ns, args),
+        false => insert_common(ns, args, false),
     }
 }
 
-fn insert_nx(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
+pub(super) fn insert_nx(ns: &Namespace, args: &mut Args) -> Result<Reply> {
     insert_common(ns, args, true)
 }
 
 /// `CF.INSERT[NX] key [CAPACITY n] [NOCREATE] ITEMS item...`: per item 1 (added), 0
 /// (present, NX only) or -1 (no room). Booleans in RESP3 for `CF.INSERT`'s additions;
 /// `CF.INSERTNX` stays integers, as RedisBloom replies.
-fn insert_common(ns: &Namespace, args: &[Vec<u8>], nx: bool) -> Result<Reply> {
-    let name = if nx { "cf.insertnx" } else { "cf.insert" };
-    if args.len() < 4 {
-        return Ok(Reply::wrong_arity(name));
+fn insert_common(ns: &Namespace, args: &mut Args, nx: bool) -> Result<Reply> {
+    let key = args.next_key()?;
+    if args.len() < 2 {
+        return Err(args.wrong_arity());
     }
     let (mut capacity, mut nocreate) = (None, false);
-    let mut at = 2;
     let items = loop {
-        let Some(word) = args.get(at) else {
-            return Ok(Reply::wrong_arity(name));
-        };
+        let word = args.next_arg()?;
         match word.to_ascii_uppercase().as_slice() {
-            b"ITEMS" if args.len() > at + 1 => break &args[at + 1..],
-            b"ITEMS" => return Ok(Reply::wrong_arity(name)),
+            b"ITEMS" => break args.rest_nonempty()?,
             b"NOCREATE" => nocreate = true,
-            b"CAPACITY" if at + 1 < args.len() => {
-                let value = parse_i64(&args[at + 1]).ok_or(CuckooError::BadCapacity)?;
+            b"CAPACITY" if !args.is_empty() => {
+                let value = args.next_i64(CuckooError::BadCapacity)?;
                 capacity = Some(u64::try_from(value).map_err(|_| CuckooError::CapacityRange)?);
-                at += 1;
             }
             _ => return Err(CuckooError::UnknownArgument.into()),
         }
-        at += 1;
     };
-    let answers = ns.cuckoo(&args[1]).insert(items, capacity, nocreate, nx)?;
+    let answers = ns.cuckoo(key).insert(items, capacity, nocreate, nx)?;
     Ok(Reply::Array(
         answers
             .into_iter()
@@ -163,34 +158,34 @@ fn insert_common(ns: &Namespace, args: &[Vec<u8>], nx: bool) -> Result<Reply> {
     ))
 }
 
-fn exists(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    super::exists_reply("cf.exists", args, |key, item| ns.cuckoo(key).exists(item))
+pub(super) fn exists(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    super::exists_reply(args, |key, item| ns.cuckoo(key).exists(item))
 }
 
-fn mexists(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    super::mexists_reply("cf.mexists", args, |key, items| {
-        ns.cuckoo(key).mexists(items)
-    })
+/// A run of `CF.EXISTS`: one read of every item.
+pub(super) fn exists_run(ns: &Namespace, run: Run) -> Vec<Reply> {
+    run.exists(ns, |items| ns.cuckoo(run.key()).mexists(items))
 }
 
-fn count(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    let [_, key, item] = args else {
-        return Ok(Reply::wrong_arity("cf.count"));
-    };
+pub(super) fn mexists(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    super::mexists_reply(args, |key, items| ns.cuckoo(key).mexists(items))
+}
+
+pub(super) fn count(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let (key, item) = key_and_item(args)?;
     Ok(Reply::Int(ns.cuckoo(key).count(item)? as i64))
 }
 
-fn del(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    let [_, key, item] = args else {
-        return Ok(Reply::wrong_arity(&String::from_utf8_lossy(&args[0])));
-    };
+/// `CF.DEL` (and the cuckoo-module design's `CF.DELETE`).
+pub(super) fn del(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let (key, item) = key_and_item(args)?;
     Ok(Reply::Bool(ns.cuckoo(key).delete(item)?))
 }
 
-fn info(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    let [_, key] = args else {
-        return Ok(Reply::wrong_arity(&String::from_utf8_lossy(&args[0])));
-    };
+/// `CF.INFO` (and the cuckoo-module design's `CF.STATS`).
+pub(super) fn info(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let key = args.next_key()?;
+    args.finish()?;
     let info = ns.cuckoo(key).info()?;
     Ok(Reply::Map(
         fields(&info)
@@ -213,11 +208,9 @@ fn fields(info: &CuckooInfo) -> [(&'static str, i64); 8] {
     ]
 }
 
-fn scandump(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    let [_, key, cursor] = args else {
-        return Ok(Reply::wrong_arity("cf.scandump"));
-    };
-    let cursor = parse_i64(cursor).ok_or(CuckooError::InvalidPosition)?;
+pub(super) fn scandump(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let (key, cursor) = key_and_cursor(args, CuckooError::InvalidPosition)?;
+    args.finish()?;
     // A filter holding no items has nothing to dump: RedisBloom answers [0, nil].
     if ns.cuckoo(key).info()?.inserted == 0 {
         return Ok(Reply::Array(vec![Reply::Int(0), Reply::Nil]));
@@ -226,20 +219,18 @@ fn scandump(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
     Ok(Reply::Array(vec![Reply::Int(next), Reply::Bulk(chunk)]))
 }
 
-fn loadchunk(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    let [_, key, cursor, chunk] = args else {
-        return Ok(Reply::wrong_arity("cf.loadchunk"));
-    };
-    let cursor = parse_i64(cursor).ok_or(CuckooError::InvalidPosition)?;
+pub(super) fn loadchunk(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let (key, cursor) = key_and_cursor(args, CuckooError::InvalidPosition)?;
+    let chunk = args.next_arg()?;
+    args.finish()?;
     ns.cuckoo(key).loadchunk(cursor, chunk)?;
     Ok(Reply::ok())
 }
 
 /// `CF.DEBUG`: RedisBloom's one-line description of the filter.
-fn debug(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    let [_, key] = args else {
-        return Ok(Reply::wrong_arity("cf.debug"));
-    };
+pub(super) fn debug(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let key = args.next_key()?;
+    args.finish()?;
     let i = ns.cuckoo(key).info()?;
     Ok(Reply::Bulk(
         format!(

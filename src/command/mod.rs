@@ -2,69 +2,96 @@
 //! command returns a [`Reply`] that the RESP host encodes for RESP2 or RESP3. Tests
 //! replay recorded RedisBloom transcripts through [`execute`] directly.
 
+pub(crate) mod args;
 pub(crate) mod batch;
 mod bloom;
 mod cms;
 mod cuckoo;
 pub(crate) mod parse;
 mod ribbon;
+pub(crate) mod table;
 mod tdigest;
 mod topk;
 mod wire;
 
 pub use batch::execute_pipeline;
 
-use crate::error::Error;
+use crate::error::{Error, Result};
 use crate::store::Namespace;
+use args::Args;
+use table::Handler;
 
 pub use rocksketch_resp::Reply;
 
 /// A command's result as its reply: an engine error becomes an error reply.
-fn reply(result: Result<Reply, Error>) -> Reply {
+pub(crate) fn reply(result: Result<Reply>) -> Reply {
     result.unwrap_or_else(|err| Reply::from(&err))
 }
 
-/// Runs one command (`args[0]` is its name) against `ns`. Never panics on any input:
-/// unknown commands and bad arguments are error replies.
-pub fn execute(ns: &Namespace, args: &[Vec<u8>]) -> Reply {
-    let Some(name) = args.first() else {
+/// Runs one RedisBloom command (`request[0]` is its name) against `ns`. Never panics on
+/// any input: unknown commands (the host's own among them) and bad arguments are error
+/// replies.
+pub fn execute(ns: &Namespace, request: &[Vec<u8>]) -> Reply {
+    let Some(name) = request.first() else {
         return Reply::Error("ERR empty command".to_owned());
     };
-    let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
-    match cms::handler(&lower)
-        .or_else(|| bloom::handler(&lower))
-        .or_else(|| cuckoo::handler(&lower))
-        .or_else(|| tdigest::handler(&lower))
-        .or_else(|| topk::handler(&lower))
-        .or_else(|| ribbon::handler(&lower))
-    {
-        Some(handler) => reply(handler(ns, args)),
-        None => unknown_command(args),
+    match table::lookup(name) {
+        Some(spec) => match spec.handler {
+            Handler::Sketch(_) if !spec.arity_ok(request.len()) => Reply::wrong_arity(spec.name),
+            Handler::Sketch(run) => reply(run(ns, &mut Args::new(spec.name, request))),
+            _ => unknown_command(request),
+        },
+        None => unknown_command(request),
+    }
+}
+
+/// `cmd key item`: the key and the item.
+fn key_and_item<'a>(args: &mut Args<'a>) -> Result<(&'a [u8], &'a [u8])> {
+    let key = args.next_key()?;
+    let item = args.next_arg()?;
+    args.finish()?;
+    Ok((key, item))
+}
+
+/// `cmd key cursor ...`: the key and the cursor, an integer or `bad`.
+fn key_and_cursor<'a>(args: &mut Args<'a>, bad: impl Into<Error>) -> Result<(&'a [u8], i64)> {
+    let key = args.next_key()?;
+    let cursor = args.next_i64(bad)?;
+    Ok((key, cursor))
+}
+
+/// `cmd key arg [arg ...]`: a key and the one or more arguments after it (items,
+/// values), read by the command once the key is checked.
+#[derive(Clone, Copy)]
+struct KeyAndList<'a> {
+    key: &'a [u8],
+    list: &'a [Vec<u8>],
+}
+
+impl<'a> KeyAndList<'a> {
+    fn parse(args: &mut Args<'a>) -> Result<KeyAndList<'a>> {
+        let key = args.next_key()?;
+        let list = args.rest_nonempty()?;
+        Ok(KeyAndList { key, list })
     }
 }
 
 /// `<filter>.EXISTS key item`: whether the item may be present.
 fn exists_reply(
-    name: &str,
-    args: &[Vec<u8>],
-    exists: impl FnOnce(&[u8], &[u8]) -> Result<bool, Error>,
-) -> Result<Reply, Error> {
-    let [_, key, item] = args else {
-        return Ok(Reply::wrong_arity(name));
-    };
+    args: &mut Args,
+    exists: impl FnOnce(&[u8], &[u8]) -> Result<bool>,
+) -> Result<Reply> {
+    let (key, item) = key_and_item(args)?;
     Ok(Reply::Bool(exists(key, item)?))
 }
 
 /// `<filter>.MEXISTS key item [item ...]`: per item, whether it may be present.
 fn mexists_reply(
-    name: &str,
-    args: &[Vec<u8>],
-    mexists: impl FnOnce(&[u8], &[Vec<u8>]) -> Result<Vec<bool>, Error>,
-) -> Result<Reply, Error> {
-    if args.len() < 3 {
-        return Ok(Reply::wrong_arity(name));
-    }
-    let found = mexists(&args[1], &args[2..])?;
+    args: &mut Args,
+    mexists: impl FnOnce(&[u8], &[Vec<u8>]) -> Result<Vec<bool>>,
+) -> Result<Reply> {
+    let KeyAndList { key, list } = KeyAndList::parse(args)?;
+    let found = mexists(key, list)?;
     Ok(Reply::Array(found.into_iter().map(Reply::Bool).collect()))
 }
 
@@ -73,8 +100,8 @@ fn mexists_reply(
 fn info_reply(
     fields: Vec<(&'static str, Reply)>,
     short: &[&str],
-    wanted: Option<&Vec<u8>>,
-) -> Result<Reply, Error> {
+    wanted: Option<&[u8]>,
+) -> Result<Reply> {
     let Some(wanted) = wanted else {
         return Ok(Reply::Map(
             fields
@@ -93,13 +120,13 @@ fn info_reply(
 
 /// Redis's reply to an unknown command: the name and the first arguments, each quoted
 /// and followed by a space, cut at about 128 characters.
-pub(crate) fn unknown_command(args: &[Vec<u8>]) -> Reply {
-    let name: String = String::from_utf8_lossy(&args[0])
-        .chars()
-        .take(128)
-        .collect();
+pub(crate) fn unknown_command(request: &[Vec<u8>]) -> Reply {
+    let Some((name, args)) = request.split_first() else {
+        return Reply::Error("ERR empty command".to_owned());
+    };
+    let name: String = String::from_utf8_lossy(name).chars().take(128).collect();
     let mut rest = String::new();
-    for arg in &args[1..] {
+    for arg in args {
         if rest.len() >= 128 {
             break;
         }

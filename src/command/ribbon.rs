@@ -1,67 +1,70 @@
 //! `RIBBON.*` commands: our own family, in the style of `BF.*`.
 
-use super::parse::{parse_f64, parse_i64};
-use super::Reply;
+use super::args::Args;
+use super::batch::Run;
+use super::key_and_cursor;
+use super::{KeyAndList, Reply};
 use crate::error::{Result, RibbonError};
 use crate::ribbon::RibbonInfo;
 use crate::store::Namespace;
 
-type Handler = fn(&Namespace, &[Vec<u8>]) -> Result<Reply>;
-
-pub(super) fn handler(name: &str) -> Option<Handler> {
-    Some(match name {
-        "ribbon.reserve" => reserve,
-        "ribbon.add" => add,
-        "ribbon.build" => build,
-        "ribbon.exists" => exists,
-        "ribbon.mexists" => mexists,
-        "ribbon.info" => info,
-        "ribbon.scandump" => scandump,
-        "ribbon.loadchunk" => loadchunk,
-        _ => return None,
-    })
-}
-
-fn reserve(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    let [_, key, error] = args else {
-        return Ok(Reply::wrong_arity("ribbon.reserve"));
-    };
-    let error = parse_f64(error).ok_or(RibbonError::BadErrorRate)?;
+pub(super) fn reserve(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let key = args.next_key()?;
+    let error = args.next_f64(RibbonError::BadErrorRate)?;
+    args.finish()?;
     ns.ribbon(key).reserve(error)?;
     Ok(Reply::ok())
 }
 
-fn add(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    if args.len() < 3 {
-        return Ok(Reply::wrong_arity("ribbon.add"));
-    }
-    Ok(Reply::Int(ns.ribbon(&args[1]).add(&args[2..])? as i64))
+pub(super) fn add(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let KeyAndList { key, list } = KeyAndList::parse(args)?;
+    Ok(Reply::Int(ns.ribbon(key).add(list)? as i64))
 }
 
-fn build(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    let [_, key] = args else {
-        return Ok(Reply::wrong_arity("ribbon.build"));
+/// A run of `RIBBON.ADD`s: one blind staging of all their items. If it fails, each
+/// runs alone, so that one command's error is its own.
+pub(super) fn add_run(ns: &Namespace, run: Run) -> Vec<Reply> {
+    let Some(commands) = run.parse_all(KeyAndList::parse) else {
+        return run.one_by_one(ns);
     };
+    let items: Vec<&[u8]> = commands
+        .iter()
+        .flat_map(|c| c.list.iter().map(Vec::as_slice))
+        .collect();
+    match ns.ribbon(run.key()).add(&items) {
+        Ok(_) => commands
+            .iter()
+            .map(|c| Reply::Int(c.list.len() as i64))
+            .collect(),
+        Err(_) => run.one_by_one(ns),
+    }
+}
+
+pub(super) fn build(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let key = args.next_key()?;
+    args.finish()?;
     Ok(Reply::Int(ns.ribbon(key).build()? as i64))
 }
 
-fn exists(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    super::exists_reply("ribbon.exists", args, |key, item| {
-        ns.ribbon(key).exists(item)
-    })
+pub(super) fn exists(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    super::exists_reply(args, |key, item| ns.ribbon(key).exists(item))
 }
 
-fn mexists(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    super::mexists_reply("ribbon.mexists", args, |key, items| {
-        ns.ribbon(key).mexists(items)
-    })
+/// A run of `RIBBON.EXISTS`: one read of every item.
+pub(super) fn exists_run(ns: &Namespace, run: Run) -> Vec<Reply> {
+    run.exists(ns, |items| ns.ribbon(run.key()).mexists(items))
 }
 
-fn info(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    if !(2..=3).contains(&args.len()) {
-        return Ok(Reply::wrong_arity("ribbon.info"));
-    }
-    let fields = fields(&ns.ribbon(&args[1]).info()?);
+pub(super) fn mexists(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    super::mexists_reply(args, |key, items| ns.ribbon(key).mexists(items))
+}
+
+/// `RIBBON.INFO key [FIELD]`.
+pub(super) fn info(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let key = args.next_key()?;
+    let wanted = args.next_opt();
+    args.finish()?;
+    let fields = fields(&ns.ribbon(key).info()?);
     let short = [
         "ERROR",
         "BITS",
@@ -71,7 +74,7 @@ fn info(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
         "BITSPERITEM",
         "SIZE",
     ];
-    super::info_reply(fields, &short, args.get(2))
+    super::info_reply(fields, &short, wanted)
 }
 
 fn fields(info: &RibbonInfo) -> Vec<(&'static str, Reply)> {
@@ -90,20 +93,17 @@ fn fields(info: &RibbonInfo) -> Vec<(&'static str, Reply)> {
     ]
 }
 
-fn scandump(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    let [_, key, cursor] = args else {
-        return Ok(Reply::wrong_arity("ribbon.scandump"));
-    };
-    let cursor = parse_i64(cursor).ok_or(RibbonError::InvalidPosition)?;
+pub(super) fn scandump(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let (key, cursor) = key_and_cursor(args, RibbonError::InvalidPosition)?;
+    args.finish()?;
     let (next, chunk) = ns.ribbon(key).scandump(cursor)?;
     Ok(Reply::Array(vec![Reply::Int(next), Reply::Bulk(chunk)]))
 }
 
-fn loadchunk(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    let [_, key, cursor, chunk] = args else {
-        return Ok(Reply::wrong_arity("ribbon.loadchunk"));
-    };
-    let cursor = parse_i64(cursor).ok_or(RibbonError::InvalidPosition)?;
+pub(super) fn loadchunk(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let (key, cursor) = key_and_cursor(args, RibbonError::InvalidPosition)?;
+    let chunk = args.next_arg()?;
+    args.finish()?;
     ns.ribbon(key).loadchunk(cursor, chunk)?;
     Ok(Reply::ok())
 }

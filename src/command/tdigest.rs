@@ -1,33 +1,13 @@
 //! `TDIGEST.*` commands, in RedisBloom's order of checks so that each error matches
 //! its own: the key first (missing, wrong type), then the arguments, in order.
 
-use super::parse::{parse_f64, parse_i64};
-use super::Reply;
+use super::args::Args;
+use super::batch::Run;
+use super::parse::parse_i64;
+use super::{KeyAndList, Reply};
 use crate::error::{Result, TDigestError};
 use crate::store::Namespace;
 use crate::tdigest::TDigest;
-
-type Handler = fn(&Namespace, &[Vec<u8>]) -> Result<Reply>;
-
-pub(super) fn handler(name: &str) -> Option<Handler> {
-    Some(match name {
-        "tdigest.create" => create,
-        "tdigest.add" => add,
-        "tdigest.reset" => reset,
-        "tdigest.merge" => merge,
-        "tdigest.min" => |ns, args| one(ns, args, "tdigest.min", |t| t.min()),
-        "tdigest.max" => |ns, args| one(ns, args, "tdigest.max", |t| t.max()),
-        "tdigest.quantile" => quantile,
-        "tdigest.cdf" => cdf,
-        "tdigest.rank" => |ns, args| rank(ns, args, "tdigest.rank", false),
-        "tdigest.revrank" => |ns, args| rank(ns, args, "tdigest.revrank", true),
-        "tdigest.byrank" => |ns, args| by_rank(ns, args, "tdigest.byrank", false),
-        "tdigest.byrevrank" => |ns, args| by_rank(ns, args, "tdigest.byrevrank", true),
-        "tdigest.trimmed_mean" => trimmed_mean,
-        "tdigest.info" => info,
-        _ => return None,
-    })
-}
 
 fn doubles(values: Vec<f64>) -> Reply {
     Reply::Array(values.into_iter().map(Reply::double).collect())
@@ -50,11 +30,13 @@ fn compression(arg: &[u8]) -> Result<u64> {
         .ok_or_else(|| TDigestError::CompressionNotPositive.into())
 }
 
-fn create(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    let (key, rest) = match args {
-        [_, key] => (key, None),
-        [_, key, a, b] => (key, Some((a, b))),
-        _ => return Ok(Reply::wrong_arity("tdigest.create")),
+/// `TDIGEST.CREATE key [COMPRESSION c]`.
+pub(super) fn create(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let key = args.next_key()?;
+    let rest = match args.rest() {
+        [] => None,
+        [a, b] => Some((a, b)),
+        _ => return Err(args.wrong_arity()),
     };
     let digest = ns.tdigest(key);
     match ns.key_type(key)? {
@@ -76,118 +58,134 @@ fn create(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
     Ok(Reply::ok())
 }
 
-fn add(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    if args.len() < 3 {
-        return Ok(Reply::wrong_arity("tdigest.add"));
+/// `TDIGEST.ADD`'s values: the first bad one decides the error.
+fn values(list: &[Vec<u8>]) -> Result<Vec<f64>> {
+    let mut values = Args::of("tdigest.add", list);
+    let mut out = Vec::with_capacity(list.len());
+    while !values.is_empty() {
+        match values.next_f64(TDigestError::ValParse)? {
+            v if v.is_infinite() => return Err(TDigestError::ValNotFinite.into()),
+            v => out.push(v),
+        }
     }
-    let digest = existing(ns, &args[1])?;
-    digest.add(&values(&args[2..])?)?;
+    Ok(out)
+}
+
+pub(super) fn add(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let KeyAndList { key, list } = KeyAndList::parse(args)?;
+    let digest = existing(ns, key)?;
+    digest.add(&values(list)?)?;
     Ok(Reply::ok())
 }
 
-/// `TDIGEST.ADD`'s values: the first bad one decides the error.
-pub(crate) fn values(args: &[Vec<u8>]) -> Result<Vec<f64>> {
-    args.iter()
-        .map(|arg| match parse_f64(arg) {
-            None => Err(TDigestError::ValParse.into()),
-            Some(v) if v.is_infinite() => Err(TDigestError::ValNotFinite.into()),
-            Some(v) => Ok(v),
-        })
+/// A run of `TDIGEST.ADD`s: every command's values in one operand; a command whose
+/// values do not parse gets its own error and adds nothing.
+pub(super) fn add_run(ns: &Namespace, run: Run) -> Vec<Reply> {
+    let Some(commands) = run.parse_all(KeyAndList::parse) else {
+        return run.one_by_one(ns);
+    };
+    // A missing key or another type answers before any value is parsed.
+    let digest = match existing(ns, run.key()) {
+        Ok(digest) => digest,
+        Err(err) => return run.each(Reply::from(&err)),
+    };
+    let parsed: Vec<Result<Vec<f64>>> = commands.iter().map(|c| values(c.list)).collect();
+    let values: Vec<f64> = parsed.iter().flatten().flatten().copied().collect();
+    if let Err(err) = digest.add(&values) {
+        return run.each(Reply::from(&err));
+    }
+    parsed
+        .iter()
+        .map(|p| p.as_ref().map_or_else(Reply::from, |_| Reply::ok()))
         .collect()
 }
 
-fn reset(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    let [_, key] = args else {
-        return Ok(Reply::wrong_arity("tdigest.reset"));
-    };
+pub(super) fn reset(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let key = args.next_key()?;
+    args.finish()?;
     ns.tdigest(key).reset()?;
     Ok(Reply::ok())
 }
 
-fn one(
-    ns: &Namespace,
-    args: &[Vec<u8>],
-    name: &str,
-    read: fn(&TDigest) -> Result<f64>,
-) -> Result<Reply> {
-    let [_, key] = args else {
-        return Ok(Reply::wrong_arity(name));
-    };
+/// `TDIGEST.MIN key` / `TDIGEST.MAX key`.
+fn one(ns: &Namespace, args: &mut Args, read: fn(&TDigest) -> Result<f64>) -> Result<Reply> {
+    let key = args.next_key()?;
+    args.finish()?;
     Ok(Reply::double(read(&ns.tdigest(key))?))
 }
 
-/// Each argument parsed as a double, or `error` at the first that does not parse.
-fn parse_all(args: &[Vec<u8>], error: TDigestError) -> Result<Vec<f64>> {
-    args.iter()
-        .map(|a| parse_f64(a).ok_or_else(|| error.into()))
-        .collect()
+pub(super) fn min(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    one(ns, args, TDigest::min)
 }
 
-fn quantile(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    if args.len() < 3 {
-        return Ok(Reply::wrong_arity("tdigest.quantile"));
+pub(super) fn max(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    one(ns, args, TDigest::max)
+}
+
+/// `cmd key value [value ...]`: the digest, checked before the values are read, and
+/// each value read by `read` (which names its own errors).
+fn digest_and_values<T>(
+    ns: &Namespace,
+    args: &mut Args,
+    read: impl Fn(&mut Args) -> Result<T>,
+) -> Result<(TDigest, Vec<T>)> {
+    let key = args.next_key()?;
+    let mut values = Args::of(args.command(), args.rest_nonempty()?);
+    let digest = existing(ns, key)?;
+    let mut out = Vec::with_capacity(values.len());
+    while !values.is_empty() {
+        out.push(read(&mut values)?);
     }
-    let digest = existing(ns, &args[1])?;
-    let mut qs = Vec::with_capacity(args.len() - 2);
-    for arg in &args[2..] {
-        let q = parse_f64(arg).ok_or(TDigestError::QuantileParse)?;
-        if !(0.0..=1.0).contains(&q) {
-            return Err(TDigestError::QuantileRange.into());
+    Ok((digest, out))
+}
+
+pub(super) fn quantile(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let (digest, qs) = digest_and_values(ns, args, |a| {
+        match a.next_f64(TDigestError::QuantileParse)? {
+            q if (0.0..=1.0).contains(&q) => Ok(q),
+            _ => Err(TDigestError::QuantileRange.into()),
         }
-        qs.push(q);
-    }
+    })?;
     Ok(doubles(digest.quantiles(&qs)?))
 }
 
-fn cdf(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    if args.len() < 3 {
-        return Ok(Reply::wrong_arity("tdigest.cdf"));
-    }
-    let digest = existing(ns, &args[1])?;
-    let values = parse_all(&args[2..], TDigestError::CdfParse)?;
+pub(super) fn cdf(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let (digest, values) = digest_and_values(ns, args, |a| a.next_f64(TDigestError::CdfParse))?;
     Ok(doubles(digest.cdf(&values)?))
 }
 
-fn rank(ns: &Namespace, args: &[Vec<u8>], name: &str, reverse: bool) -> Result<Reply> {
-    if args.len() < 3 {
-        return Ok(Reply::wrong_arity(name));
-    }
-    let digest = existing(ns, &args[1])?;
-    let values = parse_all(&args[2..], TDigestError::ValueParse)?;
+/// `TDIGEST.RANK` and `TDIGEST.REVRANK`.
+pub(super) fn rank(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let reverse = args.command() == "tdigest.revrank";
+    let (digest, values) = digest_and_values(ns, args, |a| a.next_f64(TDigestError::ValueParse))?;
     let ranks = digest.ranks(&values, reverse)?;
     Ok(Reply::Array(ranks.into_iter().map(Reply::Int).collect()))
 }
 
-fn by_rank(ns: &Namespace, args: &[Vec<u8>], name: &str, reverse: bool) -> Result<Reply> {
-    if args.len() < 3 {
-        return Ok(Reply::wrong_arity(name));
-    }
-    let digest = existing(ns, &args[1])?;
-    let mut ranks = Vec::with_capacity(args.len() - 2);
-    for arg in &args[2..] {
-        let rank = parse_i64(arg).ok_or(TDigestError::RankParse)?;
-        if rank < 0 {
-            return Err(TDigestError::RankNegative.into());
-        }
-        ranks.push(rank);
-    }
+/// `TDIGEST.BYRANK` and `TDIGEST.BYREVRANK`.
+pub(super) fn by_rank(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let reverse = args.command() == "tdigest.byrevrank";
+    let (digest, ranks) =
+        digest_and_values(ns, args, |a| match a.next_i64(TDigestError::RankParse)? {
+            rank if rank < 0 => Err(TDigestError::RankNegative.into()),
+            rank => Ok(rank),
+        })?;
     Ok(doubles(digest.by_ranks(&ranks, reverse)?))
 }
 
-fn trimmed_mean(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    let [_, key, low, high] = args else {
-        return Ok(Reply::wrong_arity("tdigest.trimmed_mean"));
-    };
+pub(super) fn trimmed_mean(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let key = args.next_key()?;
+    let mut cuts = Args::of(args.command(), args.take(2)?);
+    args.finish()?;
     let digest = existing(ns, key)?;
-    let low = parse_f64(low).ok_or(TDigestError::LowCutParse)?;
-    let high = parse_f64(high).ok_or(TDigestError::HighCutParse)?;
+    let low = cuts.next_f64(TDigestError::LowCutParse)?;
+    let high = cuts.next_f64(TDigestError::HighCutParse)?;
     Ok(Reply::double(digest.trimmed_mean(low, high)?))
 }
 
-fn info(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    let [_, key] = args else {
-        return Ok(Reply::wrong_arity("tdigest.info"));
-    };
+pub(super) fn info(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let key = args.next_key()?;
+    args.finish()?;
     let info = ns.tdigest(key).info()?;
     let field = |name: &str, value: i64| (Reply::Simple(name.to_owned()), Reply::Int(value));
     Ok(Reply::Map(vec![
@@ -203,26 +201,22 @@ fn info(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
     ]))
 }
 
-fn merge(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    if args.len() < 4 {
-        return Ok(Reply::wrong_arity("tdigest.merge"));
-    }
-    let dest = &args[1];
+/// `TDIGEST.MERGE dest numkeys src [src ...] [COMPRESSION c] [OVERRIDE]`.
+pub(super) fn merge(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let dest = args.next_key()?;
+    let numkeys = args.next_arg()?;
     if ns
         .key_type(dest)?
         .is_some_and(|t| t != crate::KeyType::TDigest)
     {
         return Err(crate::Error::WrongType);
     }
-    let numkeys = parse_i64(&args[2]).ok_or(TDigestError::NumkeysParse)?;
+    let numkeys = parse_i64(numkeys).ok_or(TDigestError::NumkeysParse)?;
     if numkeys <= 0 {
         return Err(TDigestError::NumkeysNotPositive.into());
     }
-    let rest = &args[3..];
-    let Some(sources) = usize::try_from(numkeys).ok().and_then(|n| rest.get(..n)) else {
-        return Ok(Reply::wrong_arity("tdigest.merge"));
-    };
-    let options = &rest[sources.len()..];
+    let sources = args.take(usize::try_from(numkeys).unwrap_or(usize::MAX))?;
+    let options = args.rest();
     let mut compression_arg = None;
     if !options.is_empty() {
         let at = options
@@ -231,7 +225,7 @@ fn merge(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
         let replace = options.iter().any(|o| o.eq_ignore_ascii_case(b"override"));
         if let Some(at) = at {
             let Some(value) = options.get(at + 1) else {
-                return Ok(Reply::wrong_arity("tdigest.merge"));
+                return Err(args.wrong_arity());
             };
             compression_arg = Some(compression(value)?);
         } else if !replace {

@@ -1,27 +1,14 @@
 //! `TOPK.*` commands, in RedisBloom's order of checks so that each error matches its
 //! own (see `vectors/topk_tdigest_notes.md`).
 
+use super::args::Args;
+use super::batch::Run;
 use super::parse::{parse_f64, parse_i64};
-use super::Reply;
+use super::{KeyAndList, Reply};
 use crate::error::{Error, Result, TopKError};
 use crate::store::Namespace;
 use crate::topk::TopK;
 use rocksketch_merge::topk::ops::MAX_INCREMENT;
-
-type Handler = fn(&Namespace, &[Vec<u8>]) -> Result<Reply>;
-
-pub(super) fn handler(name: &str) -> Option<Handler> {
-    Some(match name {
-        "topk.reserve" => reserve,
-        "topk.add" => add,
-        "topk.incrby" => incr_by,
-        "topk.query" => query,
-        "topk.count" => count,
-        "topk.list" => list,
-        "topk.info" => info,
-        _ => return None,
-    })
-}
 
 /// The Top-K at `key`, checked to exist and be a Top-K (before any argument).
 fn existing(ns: &Namespace, key: &[u8]) -> Result<TopK> {
@@ -30,11 +17,15 @@ fn existing(ns: &Namespace, key: &[u8]) -> Result<TopK> {
     Ok(top)
 }
 
-fn reserve(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    if args.len() != 3 && args.len() != 6 {
-        return Ok(Reply::wrong_arity("topk.reserve"));
+/// `TOPK.RESERVE key k [width depth decay]`: the key is checked before the numbers.
+pub(super) fn reserve(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let key = args.next_key()?;
+    let k = args.next_arg()?;
+    let shape = args.rest();
+    if !matches!(shape.len(), 0 | 3) {
+        return Err(args.wrong_arity());
     }
-    if ns.exists(&args[1])? {
+    if ns.exists(key)? {
         return Err(TopKError::KeyAlreadyExists.into());
     }
     let number = |arg: &[u8], err: TopKError| {
@@ -43,9 +34,9 @@ fn reserve(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
             .map(|v| v as u64)
             .ok_or(Error::TopK(err))
     };
-    let k = number(&args[2], TopKError::InvalidK)?;
-    let (width, depth, decay) = match args.get(3..6) {
-        Some([width, depth, decay]) => (
+    let k = number(k, TopKError::InvalidK)?;
+    let (width, depth, decay) = match shape {
+        [width, depth, decay] => (
             number(width, TopKError::InvalidWidth)?,
             number(depth, TopKError::InvalidDepth)?,
             parse_f64(decay)
@@ -54,7 +45,7 @@ fn reserve(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
         ),
         _ => (8, 7, 0.9),
     };
-    ns.topk(&args[1]).reserve(k, width, depth, decay)?;
+    ns.topk(key).reserve(k, width, depth, decay)?;
     Ok(Reply::ok())
 }
 
@@ -66,59 +57,105 @@ pub(crate) fn expelled(item: Option<Vec<u8>>) -> Reply {
     }
 }
 
-fn add(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    if args.len() < 3 {
-        return Ok(Reply::wrong_arity("topk.add"));
-    }
-    let top = existing(ns, &args[1])?;
-    let items: Vec<&[u8]> = args[2..].iter().map(Vec::as_slice).collect();
-    let replies = top.add(&items)?;
-    Ok(Reply::Array(replies.into_iter().map(expelled).collect()))
+/// `TOPK.ADD key item [item ...]` and `TOPK.INCRBY key item increment [...]`: the
+/// key, and the items with their increments (an `INCRBY`'s up to its first bad
+/// increment, and that error), read once the key is found.
+struct Add<'a> {
+    key: &'a [u8],
+    /// For `TOPK.ADD`, items; for `TOPK.INCRBY`, item-increment pairs.
+    rest: &'a [Vec<u8>],
+    incrby: bool,
 }
 
 /// `TOPK.INCRBY`'s pairs up to the first bad increment, and that error if any.
-pub(crate) type Pairs<'a> = (Vec<(&'a [u8], u32)>, Option<TopKError>);
+type Pairs<'a> = (Vec<(&'a [u8], u32)>, Option<TopKError>);
 
-/// Parses `TOPK.INCRBY`'s `item increment` arguments (see [`Pairs`]).
-pub(crate) fn pairs(args: &[Vec<u8>]) -> Pairs<'_> {
-    let mut pairs = Vec::with_capacity(args.len() / 2);
-    for pair in args.chunks_exact(2) {
-        match parse_i64(&pair[1]).and_then(|n| u32::try_from(n).ok()) {
-            Some(n) if n <= MAX_INCREMENT => pairs.push((pair[0].as_slice(), n)),
-            _ => return (pairs, Some(TopKError::BadIncrement)),
+impl<'a> Add<'a> {
+    fn parse(args: &mut Args<'a>) -> Result<Add<'a>> {
+        let incrby = args.command() == "topk.incrby";
+        let key = args.next_key()?;
+        let rest = args.rest_nonempty()?;
+        if incrby && rest.len() % 2 == 1 {
+            return Err(args.wrong_arity());
         }
+        Ok(Add { key, rest, incrby })
     }
-    (pairs, None)
+
+    fn pairs(&self) -> Pairs<'a> {
+        if !self.incrby {
+            return (self.rest.iter().map(|i| (i.as_slice(), 1)).collect(), None);
+        }
+        let mut args = Args::of("topk.incrby", self.rest);
+        let mut pairs = Vec::with_capacity(self.rest.len() / 2);
+        while let Some(item) = args.next_opt() {
+            match args.next_u64(TopKError::BadIncrement) {
+                Ok(n) if n <= u64::from(MAX_INCREMENT) => pairs.push((item, n as u32)),
+                _ => return (pairs, Some(TopKError::BadIncrement)),
+            }
+        }
+        (pairs, None)
+    }
 }
 
-fn incr_by(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    if args.len() < 4 || args.len() % 2 == 1 {
-        return Ok(Reply::wrong_arity("topk.incrby"));
-    }
-    let top = existing(ns, &args[1])?;
-    // Pairs before a bad increment stay applied, and the reply ends with its error
-    // (RedisBloom announces every pair's element first and leaves the reply short).
-    let (pairs, bad) = pairs(&args[2..]);
-    let mut replies: Vec<Reply> = top.incr_by(&pairs)?.into_iter().map(expelled).collect();
+/// The reply to one add: each pair's expelled item, then the error of a bad increment.
+fn add_reply(expelled: impl Iterator<Item = Option<Vec<u8>>>, bad: Option<TopKError>) -> Reply {
+    let mut replies: Vec<Reply> = expelled.map(self::expelled).collect();
     if let Some(err) = bad {
         replies.push(Reply::Error(err.text().to_owned()));
     }
-    Ok(Reply::Array(replies))
+    Reply::Array(replies)
 }
 
-fn query(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    if args.len() < 3 {
-        return Ok(Reply::wrong_arity("topk.query"));
-    }
-    let found = existing(ns, &args[1])?.query(&args[2..])?;
+pub(super) fn add(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let command = Add::parse(args)?;
+    let top = existing(ns, command.key)?;
+    // Pairs before a bad increment stay applied, and the reply ends with its error
+    // (RedisBloom announces every pair's element first and leaves the reply short).
+    let (pairs, bad) = command.pairs();
+    Ok(add_reply(top.incr_by(&pairs)?.into_iter(), bad))
+}
+
+/// `TOPK.INCRBY` reads as `TOPK.ADD` does, with increments.
+pub(super) fn incr_by(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    add(ns, args)
+}
+
+/// A run of `TOPK.ADD`s or `TOPK.INCRBY`s: every command's pairs in one engine call,
+/// the replies split back per command.
+pub(super) fn add_run(ns: &Namespace, run: Run) -> Vec<Reply> {
+    let Some(commands) = run.parse_all(Add::parse) else {
+        return run.one_by_one(ns);
+    };
+    // A missing key or another type answers before any argument is read.
+    let top = match existing(ns, run.key()) {
+        Ok(top) => top,
+        Err(err) => return run.each(Reply::from(&err)),
+    };
+    let per_command: Vec<Pairs> = commands.iter().map(Add::pairs).collect();
+    let pairs: Vec<(&[u8], u32)> = per_command
+        .iter()
+        .flat_map(|(p, _)| p.iter().copied())
+        .collect();
+    let Ok(expelled) = top.incr_by(&pairs) else {
+        // Nothing was written: the commands answer one by one, as they would have.
+        return run.one_by_one(ns);
+    };
+    let mut expelled = expelled.into_iter();
+    per_command
+        .into_iter()
+        .map(|(pairs, bad)| add_reply(expelled.by_ref().take(pairs.len()), bad))
+        .collect()
+}
+
+pub(super) fn query(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let KeyAndList { key, list } = KeyAndList::parse(args)?;
+    let found = existing(ns, key)?.query(list)?;
     Ok(Reply::Array(found.into_iter().map(Reply::Bool).collect()))
 }
 
-fn count(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    if args.len() < 3 {
-        return Ok(Reply::wrong_arity("topk.count"));
-    }
-    let counts = existing(ns, &args[1])?.count(&args[2..])?;
+pub(super) fn count(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let KeyAndList { key, list } = KeyAndList::parse(args)?;
+    let counts = existing(ns, key)?.count(list)?;
     Ok(Reply::Array(
         counts
             .into_iter()
@@ -143,14 +180,16 @@ fn is_withcount(arg: &[u8]) -> bool {
     true
 }
 
-fn list(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    let with_count = match args {
-        [_, _] => false,
-        [_, _, option] if is_withcount(option) => true,
-        [_, _, _] => return Err(TopKError::WithcountExpected.into()),
-        _ => return Ok(Reply::wrong_arity("topk.list")),
+/// `TOPK.LIST key [WITHCOUNT]`.
+pub(super) fn list(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let key = args.next_key()?;
+    let with_count = match args.rest() {
+        [] => false,
+        [option] if is_withcount(option) => true,
+        [_] => return Err(TopKError::WithcountExpected.into()),
+        _ => return Err(args.wrong_arity()),
     };
-    let items = existing(ns, &args[1])?.list()?;
+    let items = existing(ns, key)?.list()?;
     let mut out = Vec::with_capacity(items.len() * 2);
     for (item, count) in items {
         out.push(Reply::Bulk(item));
@@ -161,10 +200,9 @@ fn list(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
     Ok(Reply::Array(out))
 }
 
-fn info(ns: &Namespace, args: &[Vec<u8>]) -> Result<Reply> {
-    let [_, key] = args else {
-        return Ok(Reply::wrong_arity("topk.info"));
-    };
+pub(super) fn info(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let key = args.next_key()?;
+    args.finish()?;
     let shape = ns.topk(key).info()?;
     let name = |n: &str| Reply::Simple(n.to_owned());
     Ok(Reply::Map(vec![

@@ -6,6 +6,12 @@ use crate::error::Error;
 use rocksketch_resp::Reply;
 use std::fmt;
 
+impl From<Error> for Reply {
+    fn from(err: Error) -> Reply {
+        Reply::from(&err)
+    }
+}
+
 impl From<&Error> for Reply {
     /// An error reply with the text a Redis client expects (RedisBloom's, where it has one). A
     /// storage error is told to the client in a short, stable form that names no file
@@ -33,6 +39,9 @@ impl From<&Error> for Reply {
                 "WRONGTYPE Operation against a key holding the wrong kind of value".to_owned()
             }
             Error::InvalidArgument(msg) => format!("ERR {msg}"),
+            Error::WrongArity(command) => {
+                format!("ERR wrong number of arguments for '{command}' command")
+            }
             Error::Cms(err) => err.text().to_owned(),
             Error::Bloom(err) => err.text().to_owned(),
             Error::Cuckoo(err) => err.text().to_owned(),

@@ -5,6 +5,7 @@ use super::commands::{self, Outcome};
 use super::introspect::SlowLog;
 use super::multi::Transaction;
 use super::{Shared, UNAUTHENTICATED_LIMITS};
+use crate::command::table::{self, COMMANDS};
 use crate::command::{self, Reply};
 use crate::resp::{self, Protocol, RequestParser};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -227,17 +228,14 @@ impl Connection {
     /// request of a batched run is charged an equal share of the run's time).
     fn observe(&self, run: &[Vec<Vec<u8>>], elapsed: Duration, failed: u64) {
         let shared = &self.shared;
-        let Some(index) = run[0]
-            .first()
-            .and_then(|name| commands::request_index(name))
-        else {
+        let Some(index) = run[0].first().and_then(|name| table::request_index(name)) else {
             return;
         };
         let micros = elapsed.as_micros().min(u128::from(u64::MAX)) as u64;
         shared
             .command_stats
             .add(self.id, index, run.len() as u64, micros, failed);
-        if commands::is_key_read(index) {
+        if COMMANDS[index].is_key_read() {
             if let Some(found) = crate::store::take_last_lookup() {
                 shared
                     .command_stats

@@ -21,8 +21,9 @@
 //! ```
 
 mod admit;
-mod commands;
+pub(crate) mod commands;
 mod conn;
+pub(crate) use conn::Connection;
 mod cursors;
 mod gate;
 mod glob;
@@ -245,7 +246,7 @@ impl Server {
                 stats: Stats::default(),
                 live,
                 slowlog: introspect::SlowLog::default(),
-                command_stats: introspect::CommandStats::new(commands::command_names().count()),
+                command_stats: introspect::CommandStats::new(crate::command::table::COMMANDS.len()),
                 ops: ops_meter::OpsMeter::default(),
                 flushes,
                 cursors: Mutex::new(Cursors::default()),

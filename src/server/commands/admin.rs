@@ -5,78 +5,82 @@ use crate::server::persistence::Begun;
 
 /// `DEBUG PANIC` (a panicking command: the client gets an error and its connection
 /// closes, the server carries on) and `DEBUG SLEEP seconds`, when enabled.
-pub(super) fn debug(conn: &Connection, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn debug(conn: &mut Connection, args: &mut Args) -> HostResult {
     if !conn.shared.config.enable_debug_command {
-        return err(
+        return Err(err(
             "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", \
              you can run it from a local connection, otherwise you need to set this option in the \
              configuration file, and then restart the server.",
-        );
+        ));
     }
-    match (lower(&args[1]).as_str(), args.len()) {
-        ("panic", 2) => panic!("DEBUG PANIC"),
-        ("sleep", 3) => match std::str::from_utf8(&args[2])
+    let sub = args.next_arg()?;
+    match (lower(sub).as_str(), args.rest()) {
+        ("panic", []) => panic!("DEBUG PANIC"),
+        ("sleep", [secs]) => match std::str::from_utf8(secs)
             .ok()
             .and_then(|s| s.parse::<f64>().ok())
         {
             Some(secs) if (0.0..=60.0).contains(&secs) => {
                 std::thread::sleep(std::time::Duration::from_secs_f64(secs));
-                Reply::ok()
+                Ok(Reply::ok())
             }
-            _ => err("ERR DEBUG SLEEP takes seconds from 0 to 60"),
+            _ => Err(err("ERR DEBUG SLEEP takes seconds from 0 to 60")),
         },
-        _ => Reply::Error(format!(
+        _ => Err(Reply::Error(format!(
             "ERR unknown subcommand '{}'. Try DEBUG HELP.",
-            String::from_utf8_lossy(&args[1])
-        )),
+            String::from_utf8_lossy(sub)
+        ))),
     }
 }
 
-pub(super) fn module(args: &[Vec<u8>]) -> Reply {
-    match lower(&args[1]).as_str() {
-        "list" => Reply::Array(vec![bloom_module()]),
-        _ => Reply::Error(format!(
+pub(crate) fn module(_conn: &mut Connection, args: &mut Args) -> HostResult {
+    let sub = args.next_arg()?;
+    match lower(sub).as_str() {
+        "list" => Ok(Reply::Array(vec![bloom_module()])),
+        _ => Err(Reply::Error(format!(
             "ERR unknown subcommand '{}'. Try MODULE HELP.",
-            String::from_utf8_lossy(&args[1])
-        )),
+            String::from_utf8_lossy(sub)
+        ))),
     }
 }
 
 /// `SAVE`: flushes the memtables to table files (every acknowledged write is already in
 /// the write-ahead log; the flush shortens what a restart replays).
-pub(super) fn save(conn: &Connection) -> Reply {
-    match conn.shared.flushes.flush(&conn.shared.store) {
-        Ok(()) => Reply::ok(),
-        Err(e) => Reply::from(&e),
-    }
+pub(crate) fn save(conn: &mut Connection, args: &mut Args) -> HostResult {
+    args.finish()?;
+    conn.shared.flushes.flush(&conn.shared.store)?;
+    Ok(Reply::ok())
 }
 
 /// `BGSAVE [SCHEDULE]`: the same flush on a thread of its own.
-pub(super) fn bgsave(conn: &Connection, args: &[Vec<u8>]) -> Reply {
-    let schedule = match args {
-        [_] => false,
-        [_, arg] if lower(arg) == "schedule" => true,
-        _ => return err("ERR syntax error"),
+pub(crate) fn bgsave(conn: &mut Connection, args: &mut Args) -> HostResult {
+    let schedule = match args.rest() {
+        [] => false,
+        [arg] if lower(arg) == "schedule" => true,
+        _ => return Err(err(SYNTAX)),
     };
     let shared = conn.shared.clone();
     match shared.flushes.begin_background(schedule) {
         Begun::Start => {}
-        Begun::Scheduled => return Reply::Simple("Background saving scheduled".to_owned()),
-        Begun::Busy => return err("ERR Background save already in progress"),
+        Begun::Scheduled => return Ok(Reply::Simple("Background saving scheduled".to_owned())),
+        Begun::Busy => return Err(err("ERR Background save already in progress")),
     }
     let started = std::thread::Builder::new()
         .name("bgsave".to_owned())
         .spawn(move || shared.flushes.run_background(&shared.store));
     match started {
-        Ok(_) => Reply::Simple("Background saving started".to_owned()),
+        Ok(_) => Ok(Reply::Simple("Background saving started".to_owned())),
         Err(e) => {
             conn.shared.flushes.abandon_background();
-            Reply::Error(format!("ERR could not start the background flush: {e}"))
+            Err(Reply::Error(format!(
+                "ERR could not start the background flush: {e}"
+            )))
         }
     }
 }
 
 /// `LASTSAVE`: Unix seconds of the last flush (ours or RocksDB's own).
-pub(super) fn lastsave(conn: &Connection) -> Reply {
-    Reply::Int(conn.shared.flushes.last() as i64)
+pub(crate) fn lastsave(conn: &mut Connection, args: &mut Args) -> HostResult {
+    args.finish()?;
+    Ok(Reply::Int(conn.shared.flushes.last() as i64))
 }

@@ -59,12 +59,13 @@ fn value(conn: &Connection, name: &str) -> String {
 }
 
 /// `CONFIG subcommand ...`.
-pub(super) fn config(conn: &Connection, args: &[Vec<u8>]) -> Reply {
-    match (lower(&args[1]).as_str(), args.len()) {
-        ("get", 3..) => config_get(conn, &args[2..]),
-        ("set", n) if n >= 4 && n % 2 == 0 => config_set(conn, &args[2..]),
+pub(crate) fn config(conn: &mut Connection, args: &mut Args) -> HostResult {
+    let sub = args.next_arg()?;
+    Ok(match (lower(sub).as_str(), args.rest()) {
+        ("get", patterns @ [_, ..]) => config_get(conn, patterns),
+        ("set", pairs) if !pairs.is_empty() && pairs.len() % 2 == 0 => config_set(conn, pairs),
         ("set", _) => err("ERR wrong number of arguments for 'config|set' command"),
-        ("resetstat", 2) => {
+        ("resetstat", []) => {
             let shared = &conn.shared;
             for counter in [
                 &shared.stats.commands,
@@ -76,12 +77,12 @@ pub(super) fn config(conn: &Connection, args: &[Vec<u8>]) -> Reply {
             shared.command_stats.reset();
             Reply::ok()
         }
-        ("rewrite", 2) => err("ERR The server is running without a config file"),
+        ("rewrite", []) => err("ERR The server is running without a config file"),
         _ => Reply::Error(format!(
             "ERR unknown subcommand or wrong number of arguments for '{}'. Try CONFIG HELP.",
-            String::from_utf8_lossy(&args[1])
+            String::from_utf8_lossy(sub)
         )),
-    }
+    })
 }
 
 /// `CONFIG GET pattern [pattern ...]`: name-value pairs, each parameter once; a map in
@@ -229,15 +230,16 @@ fn size(value: &str) -> Result<usize, String> {
 }
 
 /// `SLOWLOG GET [count] | LEN | RESET`.
-pub(super) fn slowlog(conn: &Connection, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn slowlog(conn: &mut Connection, args: &mut Args) -> HostResult {
     let log = &conn.shared.slowlog;
-    match (lower(&args[1]).as_str(), args.len()) {
-        ("get", 2 | 3) => {
-            let count = match args.get(2).map(|a| parse_i64(a)) {
+    let sub = args.next_arg()?;
+    Ok(match (lower(sub).as_str(), args.rest()) {
+        ("get", count @ ([] | [_])) => {
+            let count = match count.first().map(|a| parse_i64(a)) {
                 None => Some(10),
                 Some(Some(-1)) => None,
                 Some(Some(n)) if n >= 0 => Some(n as usize),
-                Some(_) => return err("ERR count should be greater than or equal to -1"),
+                Some(_) => return Err(err("ERR count should be greater than or equal to -1")),
             };
             Reply::Array(
                 log.newest(count)
@@ -255,14 +257,14 @@ pub(super) fn slowlog(conn: &Connection, args: &[Vec<u8>]) -> Reply {
                     .collect(),
             )
         }
-        ("len", 2) => Reply::Int(log.len() as i64),
-        ("reset", 2) => {
+        ("len", []) => Reply::Int(log.len() as i64),
+        ("reset", []) => {
             log.reset();
             Reply::ok()
         }
         _ => Reply::Error(format!(
             "ERR unknown subcommand or wrong number of arguments for '{}'. Try SLOWLOG HELP.",
-            String::from_utf8_lossy(&args[1])
+            String::from_utf8_lossy(sub)
         )),
-    }
+    })
 }

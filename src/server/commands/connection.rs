@@ -2,70 +2,70 @@
 
 use super::*;
 
-pub(super) fn ping(args: &[Vec<u8>]) -> Reply {
-    match args {
-        [_] => Reply::Simple("PONG".to_owned()),
-        [_, message] => bulk(message.clone()),
-        _ => Reply::wrong_arity("ping"),
-    }
+pub(crate) fn ping(_conn: &mut Connection, args: &mut Args) -> HostResult {
+    let message = args.next_opt();
+    args.finish()?;
+    Ok(message.map_or_else(|| Reply::Simple("PONG".to_owned()), bulk))
+}
+
+pub(crate) fn echo(_conn: &mut Connection, args: &mut Args) -> HostResult {
+    let message = args.next_arg()?;
+    args.finish()?;
+    Ok(bulk(message))
 }
 
 /// `HELLO [protover [AUTH user pass] [SETNAME name]]`.
-pub(super) fn hello(conn: &mut Connection, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn hello(conn: &mut Connection, args: &mut Args) -> HostResult {
     let mut protocol = conn.protocol;
-    if let Some(version) = args.get(1) {
+    if let Some(version) = args.next_opt() {
         protocol = match parse_i64(version) {
-            None => return err("ERR Protocol version is not an integer or out of range"),
+            None => {
+                return Err(err(
+                    "ERR Protocol version is not an integer or out of range",
+                ))
+            }
             Some(2) => Protocol::Resp2,
             Some(3) => Protocol::Resp3,
-            Some(_) => return err("NOPROTO unsupported protocol version"),
+            Some(_) => return Err(err("NOPROTO unsupported protocol version")),
         };
     }
     let mut credentials = None;
     let mut setname = None;
-    let mut at = 2;
-    while at < args.len() {
-        let option = lower(&args[at]);
-        match option.as_str() {
-            "auth" if at + 2 < args.len() => {
-                credentials = Some((&args[at + 1], &args[at + 2]));
-                at += 3;
+    while let Some(option) = args.next_opt() {
+        match lower(option).as_str() {
+            "auth" if args.len() >= 2 => {
+                credentials = Some((args.next_arg()?, args.next_arg()?));
             }
-            "setname" if at + 1 < args.len() => {
-                setname = Some(&args[at + 1]);
-                at += 2;
-            }
+            "setname" if !args.is_empty() => setname = Some(args.next_arg()?),
             _ => {
-                return Reply::Error(format!(
+                return Err(Reply::Error(format!(
                     "ERR Syntax error in HELLO option '{}'",
-                    String::from_utf8_lossy(&args[at])
-                ))
+                    String::from_utf8_lossy(option)
+                )))
             }
         }
     }
     if let Some((user, pass)) = credentials {
         if !password_matches(conn, user, pass) {
-            return err(WRONGPASS);
+            return Err(err(WRONGPASS));
         }
         conn.authenticate();
     }
     if !conn.authenticated {
-        return err(
+        return Err(err(
             "NOAUTH HELLO must be called with the client already authenticated, otherwise the \
              HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and \
              select the RESP protocol version at the same time",
-        );
+        ));
     }
     if let Some(name) = setname {
-        if let Err(reply) = set_name(conn, name) {
-            return reply;
-        }
+        set_name(conn, name)?;
     }
     conn.protocol = protocol;
     let resp = if protocol == Protocol::Resp3 { 3 } else { 2 };
     conn.shared.update_client(conn.id, |c| c.resp = resp);
     let field = |k: &str| bulk(k);
-    Reply::Map(vec![
+    Ok(Reply::Map(vec![
         (field("server"), bulk("redis")),
         (field("version"), bulk(REDIS_VERSION)),
         (field("proto"), Reply::Int(i64::from(resp))),
@@ -73,7 +73,7 @@ pub(super) fn hello(conn: &mut Connection, args: &[Vec<u8>]) -> Reply {
         (field("mode"), bulk("standalone")),
         (field("role"), bulk("master")),
         (field("modules"), Reply::Array(vec![bloom_module()])),
-    ])
+    ]))
 }
 
 /// The Redis version the host reports; clients pick features by it.
@@ -111,23 +111,23 @@ pub(super) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// `AUTH [user] pass`.
-pub(super) fn auth(conn: &mut Connection, args: &[Vec<u8>]) -> Reply {
-    let (user, pass): (&[u8], &[u8]) = match args {
-        [_, pass] => (b"default", pass),
-        [_, user, pass] => (user, pass),
-        _ => return err(SYNTAX),
+pub(crate) fn auth(conn: &mut Connection, args: &mut Args) -> HostResult {
+    let (user, pass): (&[u8], &[u8]) = match args.rest() {
+        [pass] if !conn.shared.live.has_password() => {
+            return Err(err(
+                "ERR AUTH <password> called without any password configured for the default \
+                 user. Are you sure your configuration is correct?",
+            ))
+        }
+        [pass] => (b"default", pass),
+        [user, pass] => (user, pass),
+        _ => return Err(err(SYNTAX)),
     };
-    if !conn.shared.live.has_password() && args.len() == 2 {
-        return err(
-            "ERR AUTH <password> called without any password configured for the default user. \
-             Are you sure your configuration is correct?",
-        );
-    }
     if password_matches(conn, user, pass) {
         conn.authenticate();
-        Reply::ok()
+        Ok(Reply::ok())
     } else {
-        err(WRONGPASS)
+        Err(err(WRONGPASS))
     }
 }
 
@@ -143,24 +143,16 @@ pub(super) fn set_name(conn: &Connection, name: &[u8]) -> Result<(), Reply> {
 }
 
 /// `CLIENT SETINFO | SETNAME | GETNAME | ID | INFO | LIST`.
-pub(super) fn client(conn: &mut Connection, args: &[Vec<u8>]) -> Reply {
-    let sub = lower(&args[1]);
-    let arity = |n: usize| {
-        if args.len() == n {
-            None
-        } else {
-            Some(Reply::Error(format!(
-                "ERR wrong number of arguments for 'client|{sub}' command"
-            )))
+pub(crate) fn client(conn: &mut Connection, args: &mut Args) -> HostResult {
+    let word = args.next_arg()?;
+    let sub = lower(word);
+    Ok(match (sub.as_str(), args.rest()) {
+        ("id", []) => Reply::Int(conn.id as i64),
+        ("setname", [name]) => {
+            set_name(conn, name)?;
+            Reply::ok()
         }
-    };
-    match sub.as_str() {
-        "id" => arity(2).unwrap_or(Reply::Int(conn.id as i64)),
-        "setname" => arity(3).unwrap_or_else(|| match set_name(conn, &args[2]) {
-            Ok(()) => Reply::ok(),
-            Err(reply) => reply,
-        }),
-        "getname" => arity(2).unwrap_or_else(|| {
+        ("getname", []) => {
             let name = conn
                 .shared
                 .clients
@@ -171,36 +163,36 @@ pub(super) fn client(conn: &mut Connection, args: &[Vec<u8>]) -> Reply {
                 Some(name) if !name.is_empty() => bulk(name),
                 _ => Reply::Nil,
             }
-        }),
-        "setinfo" => arity(4).unwrap_or_else(|| {
-            let value = String::from_utf8_lossy(&args[3]).into_owned();
+        }
+        ("setinfo", [option, value]) => {
+            let value = String::from_utf8_lossy(value).into_owned();
             if value.bytes().any(|b| !(b'!'..=b'~').contains(&b)) {
-                return Reply::Error(format!(
+                return Err(Reply::Error(format!(
                     "ERR {} cannot contain spaces, newlines or special characters.",
-                    lower(&args[2])
-                ));
+                    lower(option)
+                )));
             }
-            match lower(&args[2]).as_str() {
+            match lower(option).as_str() {
                 "lib-name" => conn.shared.update_client(conn.id, |c| c.lib_name = value),
                 "lib-ver" => conn.shared.update_client(conn.id, |c| c.lib_ver = value),
                 _ => {
-                    return Reply::Error(format!(
+                    return Err(Reply::Error(format!(
                         "ERR Unrecognized option '{}'",
-                        String::from_utf8_lossy(&args[2])
-                    ))
+                        String::from_utf8_lossy(option)
+                    )))
                 }
             }
             Reply::ok()
-        }),
-        "info" => arity(2).unwrap_or_else(|| {
+        }
+        ("info", []) => {
             let clients = conn.shared.clients.lock();
             let line = clients
                 .get(&conn.id)
                 .map(|c| client_line(conn.id, &c.info))
                 .unwrap_or_default();
             bulk(line)
-        }),
-        "list" => {
+        }
+        ("list", _) => {
             let clients = conn.shared.clients.lock();
             let mut ids: Vec<&u64> = clients.keys().collect();
             ids.sort();
@@ -210,11 +202,14 @@ pub(super) fn client(conn: &mut Connection, args: &[Vec<u8>]) -> Reply {
                 .collect();
             bulk(text)
         }
+        ("id" | "setname" | "getname" | "setinfo" | "info", _) => Reply::Error(format!(
+            "ERR wrong number of arguments for 'client|{sub}' command"
+        )),
         _ => Reply::Error(format!(
             "ERR unknown subcommand '{}'. Try CLIENT HELP.",
-            String::from_utf8_lossy(&args[1])
+            String::from_utf8_lossy(word)
         )),
-    }
+    })
 }
 
 pub(super) fn client_line(id: u64, c: &crate::server::ClientInfo) -> String {
@@ -228,16 +223,17 @@ pub(super) fn client_line(id: u64, c: &crate::server::ClientInfo) -> String {
     )
 }
 
-pub(super) fn select(conn: &mut Connection, args: &[Vec<u8>]) -> Reply {
-    let Some(index) = parse_i64(&args[1]) else {
-        return err(NOT_INTEGER);
+pub(crate) fn select(conn: &mut Connection, args: &mut Args) -> HostResult {
+    let Some(index) = parse_i64(args.next_arg()?) else {
+        return Err(err(NOT_INTEGER));
     };
+    args.finish()?;
     match u16::try_from(index) {
         Ok(db) if db < conn.shared.config.databases => {
             conn.db = db;
             conn.shared.update_client(conn.id, |c| c.db = db);
-            Reply::ok()
+            Ok(Reply::ok())
         }
-        _ => err("ERR DB index is out of range"),
+        _ => Err(err("ERR DB index is out of range")),
     }
 }

@@ -20,8 +20,8 @@ const DEFAULT: &[&str] = &[
 type Section = fn(&Connection, &mut String);
 
 /// `INFO [section ...]`.
-pub(super) fn info(conn: &Connection, args: &[Vec<u8>]) -> Reply {
-    let asked: Vec<String> = args[1..].iter().map(|a| lower(a)).collect();
+pub(crate) fn info(conn: &mut Connection, args: &mut Args) -> HostResult {
+    let asked: Vec<String> = args.rest().iter().map(|a| lower(a)).collect();
     let every = asked
         .iter()
         .any(|w| matches!(w.as_str(), "all" | "everything"));
@@ -54,7 +54,7 @@ pub(super) fn info(conn: &Connection, args: &[Vec<u8>]) -> Reply {
             write(conn, &mut text);
         }
     }
-    bulk(text)
+    Ok(bulk(text))
 }
 
 fn server(conn: &Connection, text: &mut String) {
@@ -192,7 +192,11 @@ fn keyspace(conn: &Connection, text: &mut String) {
 
 fn commandstats(conn: &Connection, text: &mut String) {
     text.push_str("# Commandstats\r\n");
-    for (index, name) in command_names().enumerate() {
+    for (index, name) in crate::command::table::COMMANDS
+        .iter()
+        .map(|s| s.name)
+        .enumerate()
+    {
         let (calls, micros, failed) = conn.shared.command_stats.get(index);
         if calls == 0 {
             continue;

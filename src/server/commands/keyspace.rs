@@ -3,75 +3,83 @@
 
 use super::*;
 
-pub(super) fn del(conn: &Connection, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn dbsize(conn: &mut Connection, args: &mut Args) -> HostResult {
+    args.finish()?;
+    let (keys, _) = conn.ns().counts()?;
+    Ok(Reply::Int(keys as i64))
+}
+
+/// `DEL` / `UNLINK key [key ...]`: how many of the keys were there.
+pub(crate) fn del(conn: &mut Connection, args: &mut Args) -> HostResult {
     let ns = conn.ns();
     let mut deleted = 0;
-    for key in &args[1..] {
-        match ns.delete(key) {
-            Ok(true) => deleted += 1,
-            Ok(false) => {}
-            Err(e) => return Reply::from(&e),
-        }
+    for key in args.rest_nonempty()? {
+        deleted += i64::from(ns.delete(key)?);
     }
-    Reply::Int(deleted)
+    Ok(Reply::Int(deleted))
 }
 
-pub(super) fn exists(conn: &Connection, args: &[Vec<u8>]) -> Reply {
+/// `EXISTS key [key ...]`: how many of the keys are there (a key named twice counts
+/// twice).
+pub(crate) fn exists(conn: &mut Connection, args: &mut Args) -> HostResult {
     let ns = conn.ns();
     let mut found = 0;
-    for key in &args[1..] {
-        match ns.exists(key) {
-            Ok(true) => found += 1,
-            Ok(false) => {}
-            Err(e) => return Reply::from(&e),
-        }
+    for key in args.rest_nonempty()? {
+        found += i64::from(ns.exists(key)?);
     }
-    Reply::Int(found)
+    Ok(Reply::Int(found))
 }
 
-pub(super) fn key_type(conn: &Connection, args: &[Vec<u8>]) -> Reply {
-    match conn.ns().key_type(&args[1]) {
-        Ok(Some(t)) => Reply::Simple(t.redis_name().to_owned()),
-        Ok(None) => Reply::Simple("none".to_owned()),
-        Err(e) => Reply::from(&e),
-    }
+pub(crate) fn key_type(conn: &mut Connection, args: &mut Args) -> HostResult {
+    let key = args.next_key()?;
+    args.finish()?;
+    Ok(match conn.ns().key_type(key)? {
+        Some(t) => Reply::Simple(t.redis_name().to_owned()),
+        None => Reply::Simple("none".to_owned()),
+    })
 }
 
-pub(super) fn keys(conn: &Connection, args: &[Vec<u8>]) -> Reply {
-    match conn.ns().keys() {
-        Ok(all) => Reply::Array(
-            all.into_iter()
-                .filter(|(key, _)| glob::matches(&args[1], key))
-                .map(|(key, _)| Reply::Bulk(key))
-                .collect(),
-        ),
-        Err(e) => Reply::from(&e),
-    }
+pub(crate) fn keys(conn: &mut Connection, args: &mut Args) -> HostResult {
+    let pattern = args.next_arg()?;
+    args.finish()?;
+    Ok(Reply::Array(
+        conn.ns()
+            .keys()?
+            .into_iter()
+            .filter(|(key, _)| glob::matches(pattern, key))
+            .map(|(key, _)| Reply::Bulk(key))
+            .collect(),
+    ))
+}
+
+pub(crate) fn persist(conn: &mut Connection, args: &mut Args) -> HostResult {
+    let key = args.next_key()?;
+    args.finish()?;
+    Ok(Reply::Int(i64::from(conn.ns().persist(key)?)))
 }
 
 /// `SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]`.
-pub(super) fn scan(conn: &Connection, args: &[Vec<u8>]) -> Reply {
-    let Some(cursor) = std::str::from_utf8(&args[1])
+pub(crate) fn scan(conn: &mut Connection, args: &mut Args) -> HostResult {
+    let Some(cursor) = std::str::from_utf8(args.next_arg()?)
         .ok()
         .and_then(|c| c.parse::<u64>().ok())
     else {
-        return err("ERR invalid cursor");
+        return Err(err("ERR invalid cursor"));
     };
     let (mut pattern, mut count, mut wanted_type) = (None, 10usize, None);
-    let mut options = args[2..].chunks(2);
-    for option in options.by_ref() {
-        let [name, value] = option else {
-            return err(SYNTAX);
+    while let Some(name) = args.next_opt() {
+        let Some(value) = args.next_opt() else {
+            return Err(err(SYNTAX));
         };
         match lower(name).as_str() {
-            "match" => pattern = Some(value.as_slice()),
+            "match" => pattern = Some(value),
             "count" => match parse_i64(value) {
                 Some(n) if n >= 1 => count = (n as usize).min(1 << 20),
-                Some(_) => return err(SYNTAX),
-                None => return err(NOT_INTEGER),
+                Some(_) => return Err(err(SYNTAX)),
+                None => return Err(err(NOT_INTEGER)),
             },
             "type" => wanted_type = Some(lower(value)),
-            _ => return err(SYNTAX),
+            _ => return Err(err(SYNTAX)),
         }
     }
     let ns = conn.ns();
@@ -79,13 +87,10 @@ pub(super) fn scan(conn: &Connection, args: &[Vec<u8>]) -> Reply {
         0 => None,
         id => match conn.shared.cursors.lock().get(ns.id(), id) {
             Some(last) => Some(last),
-            None => return err("ERR invalid cursor"),
+            None => return Err(err("ERR invalid cursor")),
         },
     };
-    let page = match ns.scan(after.as_deref(), count) {
-        Ok(page) => page,
-        Err(e) => return Reply::from(&e),
-    };
+    let page = ns.scan(after.as_deref(), count)?;
     let next = match page.last() {
         Some((last, _)) if page.len() == count => {
             conn.shared.cursors.lock().save(ns.id(), last.clone())
@@ -102,34 +107,43 @@ pub(super) fn scan(conn: &Connection, args: &[Vec<u8>]) -> Reply {
         .filter(|(key, t)| type_matches(*t) && pattern.is_none_or(|p| glob::matches(p, key)))
         .map(|(key, _)| Reply::Bulk(key))
         .collect();
-    Reply::Array(vec![bulk(next.to_string()), Reply::Array(keys)])
+    Ok(Reply::Array(vec![
+        bulk(next.to_string()),
+        Reply::Array(keys),
+    ]))
 }
 
 /// `EXPIRE key seconds [NX|XX|GT|LT]` and its `PEXPIRE`, `EXPIREAT`, `PEXPIREAT` kin.
-pub(super) fn expire(conn: &Connection, args: &[Vec<u8>], name: &str) -> Reply {
-    let Some(amount) = parse_i64(&args[2]) else {
-        return err(NOT_INTEGER);
+pub(crate) fn expire(conn: &mut Connection, args: &mut Args) -> HostResult {
+    let name = args.command();
+    let key = args.next_key()?;
+    let Some(amount) = parse_i64(args.next_arg()?) else {
+        return Err(err(NOT_INTEGER));
     };
     let (mut nx, mut xx, mut gt, mut lt) = (false, false, false, false);
-    for option in &args[3..] {
+    for option in args.rest() {
         match lower(option).as_str() {
             "nx" => nx = true,
             "xx" => xx = true,
             "gt" => gt = true,
             "lt" => lt = true,
             _ => {
-                return Reply::Error(format!(
+                return Err(Reply::Error(format!(
                     "ERR Unsupported option {}",
                     String::from_utf8_lossy(option)
-                ))
+                )))
             }
         }
     }
     if nx && (xx || gt || lt) {
-        return err("ERR NX and XX, GT or LT options at the same time are not compatible");
+        return Err(err(
+            "ERR NX and XX, GT or LT options at the same time are not compatible",
+        ));
     }
     if gt && lt {
-        return err("ERR GT and LT options at the same time are not compatible");
+        return Err(err(
+            "ERR GT and LT options at the same time are not compatible",
+        ));
     }
     let (scale, relative) = match name {
         "expire" => (1000, true),
@@ -143,7 +157,9 @@ pub(super) fn expire(conn: &Connection, args: &[Vec<u8>], name: &str) -> Reply {
         .and_then(|ms| ms.checked_add(base))
         .filter(|at| *at <= i64::MAX / 2);
     let Some(at) = at else {
-        return Reply::Error(format!("ERR invalid expire time in '{name}' command"));
+        return Err(Reply::Error(format!(
+            "ERR invalid expire time in '{name}' command"
+        )));
     };
     let at = at.max(0) as u64;
     // A key without expiry counts as expiring at infinity (as Redis has it).
@@ -152,46 +168,44 @@ pub(super) fn expire(conn: &Connection, args: &[Vec<u8>], name: &str) -> Reply {
         let before = current.is_none_or(|c| at < c);
         !(nx && current.is_some() || xx && current.is_none() || gt && !after || lt && !before)
     };
-    match conn.ns().expire_at_if(&args[1], at, allow) {
-        Ok(done) => Reply::Int(i64::from(done)),
-        Err(e) => Reply::from(&e),
-    }
+    Ok(Reply::Int(i64::from(
+        conn.ns().expire_at_if(key, at, allow)?,
+    )))
 }
 
 /// `TTL` / `PTTL` (time left; -1 without expiry, -2 for a missing key) and
 /// `EXPIRETIME` / `PEXPIRETIME` (the Unix time it expires at).
-pub(super) fn ttl(conn: &Connection, args: &[Vec<u8>], name: &str) -> Reply {
-    let at = match conn.ns().expire_time(&args[1]) {
-        Ok(None) => return Reply::Int(-2),
-        Ok(Some(0)) => return Reply::Int(-1),
-        Ok(Some(at)) => at as i64,
-        Err(e) => return Reply::from(&e),
+pub(crate) fn ttl(conn: &mut Connection, args: &mut Args) -> HostResult {
+    let key = args.next_key()?;
+    args.finish()?;
+    let at = match conn.ns().expire_time(key)? {
+        None => return Ok(Reply::Int(-2)),
+        Some(0) => return Ok(Reply::Int(-1)),
+        Some(at) => at as i64,
     };
     let left = (at - now_ms() as i64).max(0);
-    Reply::Int(match name {
+    Ok(Reply::Int(match args.command() {
         "ttl" => (left + 500) / 1000,
         "pttl" => left,
         "expiretime" => at / 1000,
         _ => at,
-    })
+    }))
 }
 
 /// `FLUSHDB` / `FLUSHALL [ASYNC|SYNC]`: both run synchronously.
-pub(super) fn flush(conn: &Connection, args: &[Vec<u8>], all: bool) -> Reply {
-    match args {
-        [_] => {}
-        [_, mode] if matches!(lower(mode).as_str(), "async" | "sync") => {}
-        _ => return err(SYNTAX),
+pub(crate) fn flush(conn: &mut Connection, args: &mut Args) -> HostResult {
+    match args.rest() {
+        [] => {}
+        [mode] if matches!(lower(mode).as_str(), "async" | "sync") => {}
+        _ => return Err(err(SYNTAX)),
     }
-    let dbs = if all {
+    let dbs = if args.command() == "flushall" {
         0..conn.shared.config.databases
     } else {
         conn.db..conn.db + 1
     };
     for db in dbs {
-        if let Err(e) = conn.shared.store.ns(db).flush() {
-            return Reply::from(&e);
-        }
+        conn.shared.store.ns(db).flush()?;
     }
-    Reply::ok()
+    Ok(Reply::ok())
 }

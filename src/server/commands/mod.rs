@@ -1,8 +1,10 @@
-//! The host's own commands (connection, keyspace, server) and the dispatch to the
-//! RedisBloom commands in [`crate::command`].
+//! The host's own commands (connection, keyspace, server) and the dispatch of every
+//! command through the one table ([`crate::command::table`]).
 
 use super::conn::Connection;
 use super::glob;
+use crate::command::args::Args;
+use crate::command::table::{self, Handler};
 use crate::command::{self, parse::parse_i64, Reply};
 use crate::resp::Protocol;
 use crate::store::Namespace;
@@ -15,16 +17,24 @@ mod config;
 mod connection;
 mod info;
 mod keyspace;
-mod table;
+mod listing;
 
-use admin::*;
-use config::*;
-use connection::*;
-use info::*;
-use keyspace::*;
-use table::*;
+use connection::{bloom_module, REDIS_VERSION};
 
-pub(crate) use table::{command_names, is_key_read, request_index};
+/// The host's handlers, as the command table names them.
+pub(crate) mod host {
+    pub(crate) use super::admin::{bgsave, debug, lastsave, module, save};
+    pub(crate) use super::config::{config, slowlog};
+    pub(crate) use super::connection::{auth, client, echo, hello, ping, select};
+    pub(crate) use super::info::info;
+    pub(crate) use super::keyspace::{
+        dbsize, del, exists, expire, flush, key_type, keys, persist, scan, ttl,
+    };
+    pub(crate) use super::listing::command;
+}
+
+/// A host command's reply, or its error reply.
+type HostResult = Result<Reply, Reply>;
 
 /// What the connection does after a command.
 pub(crate) enum Outcome {
@@ -57,63 +67,40 @@ const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
 
 /// Whether `args` names a known command with a valid number of arguments; else the
 /// error Redis answers (what `MULTI` checks before it queues a command).
-pub(crate) fn check_call(args: &[Vec<u8>]) -> Result<(), Reply> {
-    match lookup(&lower(&args[0])) {
-        None => Err(command::unknown_command(args)),
-        Some(spec) if !arity_ok(spec.arity, args.len()) => Err(Reply::wrong_arity(spec.name)),
+pub(crate) fn check_call(request: &[Vec<u8>]) -> Result<(), Reply> {
+    let Some(name) = request.first() else {
+        return Err(err("ERR empty command"));
+    };
+    match table::lookup(name) {
+        None => Err(command::unknown_command(request)),
+        Some(spec) if !spec.arity_ok(request.len()) => Err(Reply::wrong_arity(spec.name)),
         Some(_) => Ok(()),
     }
 }
 
 /// Runs one command for `conn`.
-pub(crate) fn dispatch(conn: &mut Connection, args: &[Vec<u8>]) -> Outcome {
-    let name = lower(&args[0]);
-    if !conn.authenticated && !matches!(name.as_str(), "auth" | "hello" | "quit") {
+pub(crate) fn dispatch(conn: &mut Connection, request: &[Vec<u8>]) -> Outcome {
+    let spec = request.first().and_then(|name| table::lookup(name));
+    if !conn.authenticated && !spec.is_some_and(|s| s.flags.contains(&"no-auth")) {
         return Outcome::Reply(err(NOAUTH));
     }
-    let spec = lookup(&name);
-    if let Some(spec) = spec {
-        if !arity_ok(spec.arity, args.len()) {
-            return Outcome::Reply(Reply::wrong_arity(spec.name));
-        }
+    if let Err(reply) = check_call(request) {
+        return Outcome::Reply(reply);
     }
-    let reply = match name.as_str() {
-        "ping" => ping(args),
-        "echo" => bulk(args[1].clone()),
-        "hello" => hello(conn, args),
-        "auth" => auth(conn, args),
-        "client" => client(conn, args),
-        "select" => select(conn, args),
-        "quit" => return Outcome::Close(Reply::ok()),
-        "shutdown" => return Outcome::Shutdown,
-        "debug" => debug(conn, args),
-        "config" => config(conn, args),
-        "slowlog" => slowlog(conn, args),
-        "info" => info(conn, args),
-        "dbsize" => match conn.ns().counts() {
-            Ok((keys, _)) => Reply::Int(keys as i64),
-            Err(e) => Reply::from(&e),
-        },
-        "del" | "unlink" => del(conn, args),
-        "exists" => exists(conn, args),
-        "type" => key_type(conn, args),
-        "keys" => keys(conn, args),
-        "scan" => scan(conn, args),
-        "expire" | "pexpire" | "expireat" | "pexpireat" => expire(conn, args, &name),
-        "ttl" | "pttl" | "expiretime" | "pexpiretime" => ttl(conn, args, &name),
-        "persist" => match conn.ns().persist(&args[1]) {
-            Ok(done) => Reply::Int(i64::from(done)),
-            Err(e) => Reply::from(&e),
-        },
-        "flushdb" | "flushall" => flush(conn, args, name == "flushall"),
-        "command" => command_cmd(conn, args),
-        "module" => module(args),
-        "save" => save(conn),
-        "bgsave" => bgsave(conn, args),
-        "lastsave" => lastsave(conn),
-        _ => command::execute(&conn.ns(), args),
+    let Some(spec) = spec else {
+        return Outcome::Reply(command::unknown_command(request));
     };
-    Outcome::Reply(reply)
+    let mut args = Args::new(spec.name, request);
+    Outcome::Reply(match spec.handler {
+        Handler::Sketch(run) => command::reply(run(&conn.ns(), &mut args)),
+        Handler::Host(run) => run(conn, &mut args).unwrap_or_else(|reply| reply),
+        Handler::Quit => return Outcome::Close(Reply::ok()),
+        Handler::Shutdown => return Outcome::Shutdown,
+        // Run by the connection before dispatch; here only if it declined the request.
+        Handler::Transaction => conn
+            .transaction_step(request)
+            .unwrap_or_else(|| Reply::wrong_arity(spec.name)),
+    })
 }
 
 impl Connection {

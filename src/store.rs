@@ -253,6 +253,7 @@ impl Store {
             ns,
             key,
             held: self.inner.locks.exclusive(ns, key),
+            _one: guard::OnlyGuard::take(),
         }
     }
 
@@ -264,6 +265,7 @@ impl Store {
             ns,
             key,
             held: self.inner.locks.shared(ns, key),
+            _one: guard::OnlyGuard::take(),
         }
     }
 
@@ -274,18 +276,12 @@ impl Store {
 
     /// The live metadata of a key, for an answer that reads nothing else of the key
     /// (`EXISTS`, `TYPE`, `TTL`): from the cache, else read under the shared lock.
-    /// Must not be called with any key's lock held (see [`Store::meta_peek`]).
+    /// Under a key's lock, the guard's [`KeyGuard::other_meta`] reads another key.
     pub(crate) fn meta(&self, ns: u16, key: &[u8]) -> Result<Option<Meta>> {
         match self.inner.cache.get(&keys::meta_key(ns, key)) {
             Some(meta) => Ok(live(Some(meta))),
             None => self.share(ns, key).meta(),
         }
-    }
-
-    /// [`Store::meta`] without the lock, for a caller holding another key's lock: it
-    /// does not fill the cache, so it cannot leave a stale entry there.
-    pub(crate) fn meta_peek(&self, ns: u16, key: &[u8]) -> Result<Option<Meta>> {
-        Ok(live(self.read_meta(ns, key, false)?))
     }
 
     /// The stored metadata, expired or not: from the cache, else from the database

@@ -38,8 +38,7 @@ impl Cms {
         let dest = self.layout(&guard)?;
         let mut layouts = Vec::with_capacity(sources.len());
         for (source, weight) in sources {
-            // Peek: this thread holds the destination's lock, and a source may share it.
-            let meta = self.store.meta_peek(self.ns, source.as_ref())?;
+            let meta = guard.other_meta(source.as_ref())?;
             let layout =
                 Cms::new(self.store.clone(), self.ns, source.as_ref().to_vec()).check(meta)?;
             if (layout.params.width, layout.params.depth) != (dest.params.width, dest.params.depth)

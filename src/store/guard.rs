@@ -13,9 +13,47 @@ pub(crate) struct KeyGuard<'a> {
     pub(super) ns: u16,
     pub(super) key: &'a [u8],
     pub(super) held: Held<'a>,
+    pub(super) _one: OnlyGuard,
+}
+
+/// Marks the one key guard a thread may hold. The stripes are not reentrant (two keys
+/// may share one), so taking a second guard while holding one could deadlock the
+/// thread against itself; in debug builds (every test) it panics at once instead, naming
+/// the mistake, and the way to read another key under a lock is
+/// [`KeyGuard::other_meta`].
+pub(crate) struct OnlyGuard(());
+
+thread_local! {
+    static HOLDS_GUARD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+impl OnlyGuard {
+    /// Taken before the stripe is locked, so a second guard fails before it blocks.
+    pub(super) fn take() -> OnlyGuard {
+        let held_before = HOLDS_GUARD.with(|held| held.replace(true));
+        debug_assert!(
+            !held_before,
+            "a key lock was taken while this thread holds another (locks are not reentrant)"
+        );
+        OnlyGuard(())
+    }
+}
+
+impl Drop for OnlyGuard {
+    fn drop(&mut self) {
+        HOLDS_GUARD.with(|held| held.set(false));
+    }
 }
 
 impl KeyGuard<'_> {
+    /// The live metadata of `other`, another key of this namespace, read while this
+    /// key's lock is held (as a merge reads its sources): without taking `other`'s
+    /// lock, which may be this one's stripe, and without filling the cache, so that no
+    /// stale entry can be left there.
+    pub(crate) fn other_meta(&self, other: &[u8]) -> Result<Option<Meta>> {
+        Ok(live(self.store.read_meta(self.ns, other, false)?))
+    }
+
     /// The key's live metadata (an expired key reads as absent). A cache miss fills
     /// the cache: safe under either lock, since only an exclusive holder changes it.
     pub(crate) fn meta(&self) -> Result<Option<Meta>> {
@@ -100,4 +138,32 @@ thread_local! {
 /// `INFO stats`' keyspace hits and misses; `None` if there was none.
 pub(crate) fn take_last_lookup() -> Option<bool> {
     LAST_LOOKUP.with(|last| last.take())
+}
+
+#[cfg(all(test, debug_assertions))]
+mod tests {
+    use crate::{Store, StoreOptions};
+
+    #[test]
+    #[should_panic(expected = "not reentrant")]
+    fn a_second_key_lock_on_one_thread_fails_at_once_instead_of_deadlocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
+        let _held = store.lock(0, b"a");
+        let _second = store.share(0, b"b");
+    }
+
+    #[test]
+    fn a_lock_is_free_again_once_its_guard_is_dropped_and_other_keys_read_under_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
+        store.cms("other").init_by_dim(10, 2).unwrap();
+        drop(store.lock(0, b"a"));
+        let guard = store.share(0, b"a");
+        let other = guard.other_meta(b"other").unwrap().expect("created above");
+        assert_eq!(other.key_type(), crate::KeyType::Cms);
+        assert!(guard.other_meta(b"missing").unwrap().is_none());
+        drop(guard);
+        assert!(store.meta(0, b"other").unwrap().is_some());
+    }
 }

@@ -29,8 +29,7 @@ impl TDigest {
         let mut layouts = Vec::with_capacity(sources.len());
         for source in sources {
             let source = source.as_ref();
-            // Peek: this thread holds the destination's lock, and a source may share it.
-            let meta = self.store.meta_peek(self.ns, source)?;
+            let meta = guard.other_meta(source)?;
             let meta = meta.ok_or(TDigestError::KeyDoesNotExist)?;
             let handle = TDigest::new(self.store.clone(), self.ns, source.to_vec());
             layouts.push((handle.layout_of(&meta)?, handle));

@@ -14,7 +14,6 @@ use crate::store::{KeyGuard, Store};
 use rocksketch_merge::bits::BitDelta;
 use rocksketch_merge::tally::Tally;
 use std::collections::{BTreeMap, HashSet};
-use std::sync::atomic::Ordering;
 
 #[cfg(feature = "baselines")]
 mod baseline;
@@ -190,9 +189,7 @@ impl BloomFilter {
             None => self.store.write(batch)?,
         }
         for (i, n) in added_to.iter().enumerate().filter(|(_, n)| **n > 0) {
-            if let Some(hint) = self.store.existing_count_hint(prefix, i as u32) {
-                hint.fetch_add(*n, Ordering::Relaxed);
-            }
+            self.store.count_changed(prefix, i as u32, *n as i64);
         }
         Ok(())
     }
@@ -232,22 +229,20 @@ impl BloomFilter {
         let params = bloom_params(&meta)?;
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
         let newest = params.filters - 1;
-        let hint = self.store.count_hint(&self.key, &prefix, newest)?;
+        let limit = sub_of(&params, newest).capacity;
         let n = items.len() as u64;
-        if hint.fetch_add(n, Ordering::Relaxed).saturating_add(n) > sub_of(&params, newest).capacity
-        {
-            hint.fetch_sub(n, Ordering::Relaxed);
+        let Some(room) = self
+            .store
+            .reserve_count(&self.key, &prefix, newest, n, limit)?
+        else {
             return Ok(false);
-        }
+        };
         let mut batch = self.store.batch()?;
         for (key, operand) in add_operands(&prefix, &params, items)? {
             batch.merge_page(key, operand);
         }
-        if let Err(err) = self.store.write(batch) {
-            // Nothing was added: the count that steers growth must not move either.
-            hint.fetch_sub(n, Ordering::Relaxed);
-            return Err(err);
-        }
+        self.store.write(batch)?;
+        room.written();
         Ok(true)
     }
 

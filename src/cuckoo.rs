@@ -24,7 +24,6 @@ use rocksketch_merge::layout::{self, cuckoo::CuckooChain, cuckoo::CuckooSub as S
 use rocksketch_merge::tally::Tally;
 use rocksketch_merge::Page;
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 mod add_nx;
@@ -183,26 +182,23 @@ impl CuckooFilter {
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
         let newest = params.filters - 1;
         let sub = sub_of(&params, newest)?;
-        let hint = self.store.count_hint(&self.key, &prefix, newest)?;
         let n = items.len() as u64;
-        if hint.fetch_add(n, Ordering::Relaxed).saturating_add(n) > sub.target {
-            hint.fetch_sub(n, Ordering::Relaxed);
+        let Some(room) = self
+            .store
+            .reserve_count(&self.key, &prefix, newest, n, sub.target)?
+        else {
             return Ok(None);
-        }
+        };
         let hashed: Vec<Hashed> = items
             .iter()
             .map(|i| hashed(i.as_ref(), params.fp_bits))
             .collect();
         let batch = self.insert_batch(&prefix, &params, newest, &hashed)?;
-        let written = match created {
-            true => guard.put_meta(meta, batch),
-            false => self.store.write(batch),
-        };
-        if let Err(err) = written {
-            // Nothing was added: the count that steers growth must not move either.
-            hint.fetch_sub(n, Ordering::Relaxed);
-            return Err(err);
+        match created {
+            true => guard.put_meta(meta, batch)?,
+            false => self.store.write(batch)?,
         }
+        room.written();
         Ok(Some(()))
     }
 
@@ -314,9 +310,7 @@ impl CuckooFilter {
                 Tally::new(slots).encode_delta(),
             );
             self.store.write(batch)?;
-            if let Some(hint) = self.store.existing_count_hint(&prefix, sub_index) {
-                hint.fetch_sub(1, Ordering::Relaxed);
-            }
+            self.store.count_changed(&prefix, sub_index, -1);
             return Ok(true);
         }
         Ok(false)

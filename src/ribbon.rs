@@ -24,7 +24,6 @@ use rocksketch_merge::ribbon::{item_hash, StageOps, StagePage};
 use rocksketch_merge::tally::Tally;
 use rocksketch_merge::Page;
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// The error rate of a filter that `RIBBON.ADD` creates.
@@ -107,19 +106,15 @@ impl RibbonFilter {
         let params = ribbon_params(&meta)?;
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
         let n = items.len() as u64;
-        let hint = self.store.count_hint(&self.key, &prefix, 0)?;
-        let before = hint.fetch_add(n, Ordering::Relaxed);
-        if before.saturating_add(n).saturating_sub(params.adds_sealed) > MAX_STAGED {
-            hint.fetch_sub(n, Ordering::Relaxed);
+        // The count of adds bounds what is staged beyond the adds already sealed.
+        let limit = MAX_STAGED.saturating_add(params.adds_sealed);
+        let Some(room) = self.store.reserve_count(&self.key, &prefix, 0, n, limit)? else {
             return Err(RibbonError::TooManyStaged.into());
-        }
+        };
         let mut hashes: Vec<u64> = items.iter().map(|i| item_hash(i.as_ref())).collect();
         hashes.sort_unstable();
-        if let Err(err) = self.write_staged(&prefix, params.staging, &hashes) {
-            // Nothing was staged: the count that bounds staging must not move either.
-            hint.fetch_sub(n, Ordering::Relaxed);
-            return Err(err);
-        }
+        self.write_staged(&prefix, params.staging, &hashes)?;
+        room.written();
         Ok(n)
     }
 

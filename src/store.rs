@@ -6,6 +6,7 @@ mod cache;
 mod db;
 mod expiry;
 mod guard;
+mod hints;
 mod hot;
 mod namespace;
 mod options;
@@ -355,32 +356,6 @@ impl Store {
         guard.put_meta(meta, batch)?;
         Ok(true)
     }
-
-    /// The in-memory count of items in sub-filter `sub` of the key version `prefix`,
-    /// loaded from the key's tally the first time. Blind writers decide a chain's growth
-    /// from it instead of reading the tally page on every write; it only steers growth,
-    /// never correctness.
-    pub(crate) fn count_hint(&self, key: &[u8], prefix: &[u8], sub: u32) -> Result<Arc<AtomicU64>> {
-        let slot = hint_slot(prefix, sub);
-        if let Some(hint) = self.inner.hints.get(&slot) {
-            return Ok(hint);
-        }
-        let loaded = self.read_tally(key, prefix)?.get(sub as usize);
-        Ok(self
-            .inner
-            .hints
-            .get_or_insert(slot, Arc::new(AtomicU64::new(loaded))))
-    }
-
-    /// The count hint of a sub-filter, if one is kept (see [`Store::count_hint`]).
-    pub(crate) fn existing_count_hint(&self, prefix: &[u8], sub: u32) -> Option<Arc<AtomicU64>> {
-        self.inner.hints.get(&hint_slot(prefix, sub))
-    }
-}
-
-/// Names the in-memory count of sub-filter `sub` of a key version.
-fn hint_slot(prefix: &[u8], sub: u32) -> Vec<u8> {
-    keys::page_key(prefix, sub as u16, u32::MAX)
 }
 
 /// The Unix time in milliseconds, as expiry times are kept.

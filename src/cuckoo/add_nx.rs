@@ -4,7 +4,6 @@ use super::{cuckoo_params, hash_all, CuckooFilter, Hashed};
 use crate::error::{Error, Result};
 use crate::keys;
 use std::collections::HashSet;
-use std::sync::atomic::Ordering;
 
 impl CuckooFilter {
     /// Adds each item that is not present, in order (`CF.ADDNX` for many items):
@@ -84,9 +83,7 @@ impl CuckooFilter {
         drop(pages);
         let batch = self.insert_batch(&prefix, &params, newest, &new)?;
         self.store.write(batch)?;
-        if let Some(hint) = self.store.existing_count_hint(&prefix, newest) {
-            hint.fetch_add(n, Ordering::Relaxed);
-        }
+        self.store.count_changed(&prefix, newest, n as i64);
         drop(guard);
         Ok(Some(added))
     }

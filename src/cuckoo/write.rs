@@ -8,7 +8,6 @@ use crate::meta::{CuckooParams, Meta, Params};
 use crate::store::{Batch, KeyGuard};
 use rocksketch_merge::cuckoo::{FpOp, FpOps};
 use rocksketch_merge::tally::Tally;
-use std::sync::atomic::Ordering;
 
 impl CuckooFilter {
     /// Inserts into the newest sub-filter, growing the chain first if it is at its
@@ -38,9 +37,7 @@ impl CuckooFilter {
             Some(meta) => guard.put_meta(meta, batch)?,
             None => self.store.write(batch)?,
         }
-        if let Some(hint) = self.store.existing_count_hint(&prefix, newest) {
-            hint.fetch_add(1, Ordering::Relaxed);
-        }
+        self.store.count_changed(&prefix, newest, 1);
         Ok(())
     }
 

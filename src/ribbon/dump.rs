@@ -106,10 +106,8 @@ impl RibbonFilter {
             let staged = StagePage::decode(value).map_err(|_| bad())?;
             self.write_staged(&prefix, params.staging, staged.hashes())?;
             // Keep the staged count that bounds staging in step with the tally.
-            if let Some(hint) = self.store.existing_count_hint(&prefix, 0) {
-                let n = staged.hashes().len() as u64;
-                hint.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
-            }
+            let n = staged.hashes().len() as i64;
+            self.store.count_changed(&prefix, 0, n);
             return Ok(());
         }
         let shards = *params

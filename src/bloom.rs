@@ -332,16 +332,11 @@ impl BloomFilter {
     }
 
     fn create(&self, guard: &KeyGuard, params: BloomParams) -> Result<Meta> {
-        let meta = Meta {
-            version: self.store.next_version(),
-            expire_at_ms: 0,
-            params: Params::Bloom(BloomParams {
-                page_bits: self.store.page_cells() * 32,
-                ..params
-            }),
-        };
-        guard.put_meta(meta, self.store.batch()?)?;
-        Ok(meta)
+        let page_bits = self.store.page_cells() * 32;
+        guard.create(Params::Bloom(BloomParams {
+            page_bits,
+            ..params
+        }))
     }
 
     fn counts(&self, prefix: &[u8]) -> Result<Tally> {
@@ -353,12 +348,8 @@ impl BloomFilter {
     /// The metadata, parameters and version prefix of the existing filter `guard`
     /// locks; `ERR not found` for a missing key.
     fn existing(&self, guard: &KeyGuard) -> Result<(Meta, BloomParams, Vec<u8>)> {
-        let meta = guard
-            .typed_meta(KeyType::Bloom)?
-            .ok_or(BloomError::NotFound)?;
-        let params = bloom_params(&meta)?;
-        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
-        Ok((meta, params, prefix))
+        let (meta, prefix) = guard.existing(KeyType::Bloom, BloomError::NotFound)?;
+        Ok((meta, bloom_params(&meta)?, prefix))
     }
 }
 

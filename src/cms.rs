@@ -84,17 +84,14 @@ impl Cms {
         if u64::from(width) * u64::from(depth) > MAX_CELLS {
             return Err(CmsError::TooManyCounters.into());
         }
-        let meta = Meta {
-            version: self.store.next_version(),
-            expire_at_ms: 0,
-            params: Params::Cms(CmsParams {
-                width,
-                depth,
-                page_cells: self.store.page_cells(),
-            }),
-        };
         // No pages are written: a missing page reads as zeros.
-        guard.put_meta(meta, self.store.batch()?)
+        let page_cells = self.store.page_cells();
+        guard.create(Params::Cms(CmsParams {
+            width,
+            depth,
+            page_cells,
+        }))?;
+        Ok(())
     }
 
     /// Creates a sketch sized for an overestimation `error` (a fraction of the total

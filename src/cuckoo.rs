@@ -172,7 +172,7 @@ impl CuckooFilter {
                 match guard.typed_meta(KeyType::Cuckoo)? {
                     Some(meta) => (guard, meta, false),
                     None => {
-                        let meta = self.new_meta(self.default_params()?);
+                        let meta = guard.new_meta(Params::Cuckoo(self.default_params()?));
                         (guard, meta, true)
                     }
                 }
@@ -332,30 +332,15 @@ impl CuckooFilter {
         validate(CuckooOptions::default(), self.store.page_cells() * 4)
     }
 
-    /// The metadata of a new filter (not yet written).
-    fn new_meta(&self, params: CuckooParams) -> Meta {
-        Meta {
-            version: self.store.next_version(),
-            expire_at_ms: 0,
-            params: Params::Cuckoo(params),
-        }
-    }
-
     fn create(&self, guard: &KeyGuard, params: CuckooParams) -> Result<Meta> {
-        let meta = self.new_meta(params);
-        guard.put_meta(meta, self.store.batch()?)?;
-        Ok(meta)
+        guard.create(Params::Cuckoo(params))
     }
 
     /// The metadata, parameters and version prefix of the existing filter `guard`
     /// locks; `ERR not found` for a missing key.
     fn existing(&self, guard: &KeyGuard) -> Result<(Meta, CuckooParams, Vec<u8>)> {
-        let meta = guard
-            .typed_meta(KeyType::Cuckoo)?
-            .ok_or(CuckooError::NotFound)?;
-        let params = cuckoo_params(&meta)?;
-        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
-        Ok((meta, params, prefix))
+        let (meta, prefix) = guard.existing(KeyType::Cuckoo, CuckooError::NotFound)?;
+        Ok((meta, cuckoo_params(&meta)?, prefix))
     }
 
     fn counts(&self, prefix: &[u8]) -> Result<Tally> {

@@ -246,22 +246,12 @@ impl RibbonFilter {
     /// The metadata, parameters and version prefix of the existing filter `guard`
     /// locks; `ERR not found` for a missing key.
     fn existing(&self, guard: &KeyGuard) -> Result<(Meta, RibbonParams, Vec<u8>)> {
-        let meta = guard
-            .typed_meta(KeyType::Ribbon)?
-            .ok_or(RibbonError::NotFound)?;
-        let params = ribbon_params(&meta)?;
-        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
-        Ok((meta, params, prefix))
+        let (meta, prefix) = guard.existing(KeyType::Ribbon, RibbonError::NotFound)?;
+        Ok((meta, ribbon_params(&meta)?, prefix))
     }
 
     fn create(&self, guard: &KeyGuard, params: RibbonParams) -> Result<Meta> {
-        let meta = Meta {
-            version: self.store.next_version(),
-            expire_at_ms: 0,
-            params: Params::Ribbon(params),
-        };
-        guard.put_meta(meta, self.store.batch()?)?;
-        Ok(meta)
+        guard.create(Params::Ribbon(params))
     }
 }
 

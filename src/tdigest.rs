@@ -100,11 +100,7 @@ impl TDigest {
             return Err(TDigestError::KeyAlreadyExists.into());
         }
         let compression = check_compression(compression, TDigestError::AllocationFailed)?;
-        let meta = Meta {
-            version: self.store.next_version(),
-            expire_at_ms: 0,
-            params: Params::TDigest(TDigestParams { compression }),
-        };
+        let meta = guard.new_meta(Params::TDigest(TDigestParams { compression }));
         let mut batch = self.store.batch()?;
         let layout = self.layout_of(&meta)?;
         batch.put_page(layout.page_key, Digest::new(compression).encode());

@@ -4,7 +4,7 @@ use super::Batch;
 use super::{keys, now_ms, Store};
 use crate::error::{Error, Result};
 use crate::locks::Held;
-use crate::meta::{KeyType, Meta};
+use crate::meta::{KeyType, Meta, Params};
 
 /// A key's stripe, held (see [`crate::locks`]): the one way to reach a key's metadata
 /// under its lock, and, held exclusively, to change it.
@@ -66,6 +66,40 @@ impl KeyGuard<'_> {
             Some(meta) if meta.key_type() != kind => Err(Error::WrongType),
             other => Ok(other),
         }
+    }
+
+    /// The live metadata of a key that must exist (else `missing`) and hold `kind`
+    /// (else `WRONGTYPE`), with its version prefix.
+    pub(crate) fn existing(
+        &self,
+        kind: KeyType,
+        missing: impl Into<Error>,
+    ) -> Result<(Meta, Vec<u8>)> {
+        let meta = self.typed_meta(kind)?.ok_or_else(|| missing.into())?;
+        let prefix = self.prefix(&meta);
+        Ok((meta, prefix))
+    }
+
+    /// The version prefix of this key's pages under `meta`.
+    pub(crate) fn prefix(&self, meta: &Meta) -> Vec<u8> {
+        keys::version_prefix(self.ns, self.key, meta.version)
+    }
+
+    /// The metadata of a new version of this key holding `params`, not yet written
+    /// (see [`KeyGuard::put_meta`]).
+    pub(crate) fn new_meta(&self, params: Params) -> Meta {
+        Meta {
+            version: self.store.next_version(),
+            expire_at_ms: 0,
+            params,
+        }
+    }
+
+    /// Creates the key holding `params`, with no pages (the lock must be exclusive).
+    pub(crate) fn create(&self, params: Params) -> Result<Meta> {
+        let meta = self.new_meta(params);
+        self.put_meta(meta, self.store.batch()?)?;
+        Ok(meta)
     }
 
     /// The stored metadata, expired or not.

@@ -1,336 +1,183 @@
 //! The error cases of each command family, with the texts their clients see.
 
-/// Errors of the count-min sketch commands, with RedisBloom's exact texts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum CmsError {
-    KeyDoesNotExist,
-    KeyAlreadyExists,
-    InvalidWidth,
-    InvalidDepth,
-    InvalidInitArguments,
-    InvalidOverestimation,
-    InvalidProb,
-    CannotParseNumber,
-    NumberNegative,
-    DimensionsDiffer,
-    InvalidNumkeys,
-    NumkeysNotPositive,
-    WrongNumberOfKeys,
-    WrongNumberOfKeysWeights,
-    InvalidWeight,
-    MergeOverflow,
-    IncrbyOverflow,
-    /// Ours: more rows than [`crate::cms::MAX_DEPTH`].
-    DepthTooLarge,
-    /// Ours: more counters than [`crate::cms::MAX_CELLS`].
-    TooManyCounters,
-    /// Ours: a `CMS.MERGE` whose pages × sources pass 2^24 reads.
-    MergeTooLarge,
-}
+/// Declares a family's error enum, each case with its wire text written once: the
+/// variant's documentation shows the text, and `text()` returns it.
+macro_rules! family {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident => $text:expr,)* }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[non_exhaustive]
+        pub enum $name {
+            $(
+                #[doc = concat!("`", $text, "`")]
+                #[doc = ""]
+                $(#[$vdoc])*
+                $variant,
+            )*
+        }
 
-impl CmsError {
-    /// The error text RedisBloom replies with.
-    pub fn text(self) -> &'static str {
-        match self {
-            CmsError::KeyDoesNotExist => "CMS: key does not exist",
-            CmsError::KeyAlreadyExists => "CMS: key already exists",
-            CmsError::InvalidWidth => "CMS: invalid width",
-            CmsError::InvalidDepth => "CMS: invalid depth",
-            CmsError::InvalidInitArguments => "CMS: invalid init arguments",
-            CmsError::InvalidOverestimation => "CMS: invalid overestimation value",
-            CmsError::InvalidProb => "CMS: invalid prob value",
-            CmsError::CannotParseNumber => "CMS: Cannot parse number",
-            CmsError::NumberNegative => "CMS: Number cannot be negative",
-            CmsError::DimensionsDiffer => "CMS: width/depth is not equal",
-            CmsError::InvalidNumkeys => "CMS: invalid numkeys",
-            CmsError::NumkeysNotPositive => "CMS: Number of keys must be positive",
-            CmsError::WrongNumberOfKeys => "CMS: wrong number of keys",
-            CmsError::WrongNumberOfKeysWeights => "CMS: wrong number of keys/weights",
-            CmsError::InvalidWeight => "CMS: invalid weight value",
-            CmsError::MergeOverflow => "CMS: MERGE overflow",
-            CmsError::IncrbyOverflow => "CMS: INCRBY overflow",
-            CmsError::DepthTooLarge => {
-                "CMS: invalid depth: at most 128 rows (a failure probability of 2^-128)"
-            }
-            CmsError::MergeTooLarge => {
-                "CMS: MERGE too large: at most 16777216 page reads (pages x sources)"
-            }
-            CmsError::TooManyCounters => {
-                "CMS: invalid init arguments: width x depth is at most 268435456 counters"
+        impl $name {
+            /// The error text RedisBloom replies with.
+            pub fn text(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)*
+                }
             }
         }
+    };
+}
+
+family! {
+    /// Errors of the count-min sketch commands, with RedisBloom's exact texts.
+    CmsError {
+        KeyDoesNotExist => "CMS: key does not exist",
+        KeyAlreadyExists => "CMS: key already exists",
+        InvalidWidth => "CMS: invalid width",
+        InvalidDepth => "CMS: invalid depth",
+        InvalidInitArguments => "CMS: invalid init arguments",
+        InvalidOverestimation => "CMS: invalid overestimation value",
+        InvalidProb => "CMS: invalid prob value",
+        CannotParseNumber => "CMS: Cannot parse number",
+        NumberNegative => "CMS: Number cannot be negative",
+        DimensionsDiffer => "CMS: width/depth is not equal",
+        InvalidNumkeys => "CMS: invalid numkeys",
+        NumkeysNotPositive => "CMS: Number of keys must be positive",
+        WrongNumberOfKeys => "CMS: wrong number of keys",
+        WrongNumberOfKeysWeights => "CMS: wrong number of keys/weights",
+        InvalidWeight => "CMS: invalid weight value",
+        MergeOverflow => "CMS: MERGE overflow",
+        IncrbyOverflow => "CMS: INCRBY overflow",
+        /// Ours: more rows than [`crate::cms::MAX_DEPTH`].
+        DepthTooLarge => "CMS: invalid depth: at most 128 rows (a failure probability of 2^-128)",
+        /// Ours: more counters than [`crate::cms::MAX_CELLS`].
+        TooManyCounters => "CMS: invalid init arguments: width x depth is at most 268435456 counters",
+        /// Ours: a `CMS.MERGE` whose pages × sources pass 2^24 reads.
+        MergeTooLarge => "CMS: MERGE too large: at most 16777216 page reads (pages x sources)",
     }
 }
 
-/// Errors of the cuckoo filter commands, with RedisBloom's exact texts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum CuckooError {
-    BadCapacity,
-    CapacityRange,
-    BucketSizeParse,
-    BucketSizeRange,
-    MaxIterationsParse,
-    MaxIterationsRange,
-    ExpansionParse,
-    ExpansionRange,
-    FingerprintParse,
-    FingerprintRange,
-    ItemExists,
-    /// `CF.INSERT ... NOCREATE` and `CF.INFO` on a missing key.
-    NotFound,
-    /// `CF.DEL` on a missing key.
-    DelNotFound,
-    FilterFull,
-    MaximumExpansions,
-    UnknownArgument,
-    InvalidPosition,
-    BadChunk,
-    /// A `CF.SCANDUMP` cursor from before the chain grew or the key was recreated.
-    DumpChanged,
-}
-
-impl CuckooError {
-    /// The error text RedisBloom replies with.
-    pub fn text(self) -> &'static str {
-        match self {
-            CuckooError::BadCapacity => "Bad capacity",
-            CuckooError::CapacityRange => {
-                "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]"
-            }
-            CuckooError::BucketSizeParse => "Couldn't parse BUCKETSIZE",
-            CuckooError::BucketSizeRange => "BUCKETSIZE: value must be in the range [1, 255]",
-            CuckooError::MaxIterationsParse => "Couldn't parse MAXITERATIONS",
-            CuckooError::MaxIterationsRange => {
-                "MAXITERATIONS: value must be in the range [1, 65535]"
-            }
-            CuckooError::ExpansionParse => "Couldn't parse EXPANSION",
-            CuckooError::ExpansionRange => "EXPANSION: value must be in the range [0, 32768]",
-            CuckooError::FingerprintParse => "Couldn't parse FINGERPRINT",
-            CuckooError::FingerprintRange => "FINGERPRINT: value must be 8, 12 or 16",
-            CuckooError::ItemExists => "ERR item exists",
-            CuckooError::NotFound => "ERR not found",
-            CuckooError::DelNotFound => "Not found",
-            CuckooError::FilterFull => "Filter is full",
-            CuckooError::MaximumExpansions => "Maximum expansions reached",
-            CuckooError::UnknownArgument => "Unknown argument received",
-            CuckooError::InvalidPosition => "Invalid position",
-            CuckooError::BadChunk => "ERR received bad data",
-            CuckooError::DumpChanged => DUMP_CHANGED,
-        }
+family! {
+    /// Errors of the cuckoo filter commands, with RedisBloom's exact texts.
+    CuckooError {
+        BadCapacity => "Bad capacity",
+        CapacityRange => "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]",
+        BucketSizeParse => "Couldn't parse BUCKETSIZE",
+        BucketSizeRange => "BUCKETSIZE: value must be in the range [1, 255]",
+        MaxIterationsParse => "Couldn't parse MAXITERATIONS",
+        MaxIterationsRange => "MAXITERATIONS: value must be in the range [1, 65535]",
+        ExpansionParse => "Couldn't parse EXPANSION",
+        ExpansionRange => "EXPANSION: value must be in the range [0, 32768]",
+        FingerprintParse => "Couldn't parse FINGERPRINT",
+        FingerprintRange => "FINGERPRINT: value must be 8, 12 or 16",
+        ItemExists => "ERR item exists",
+        /// `CF.INSERT ... NOCREATE` and `CF.INFO` on a missing key.
+        NotFound => "ERR not found",
+        /// `CF.DEL` on a missing key.
+        DelNotFound => "Not found",
+        FilterFull => "Filter is full",
+        MaximumExpansions => "Maximum expansions reached",
+        UnknownArgument => "Unknown argument received",
+        InvalidPosition => "Invalid position",
+        BadChunk => "ERR received bad data",
+        /// A `CF.SCANDUMP` cursor from before the chain grew or the key was recreated.
+        DumpChanged => "ERR the filter changed during the dump; restart it from cursor 0",
     }
 }
 
-/// A dump cursor names a state the filter has left (ours: RedisBloom would send chunks
-/// its own `LOADCHUNK` refuses).
-const DUMP_CHANGED: &str = "ERR the filter changed during the dump; restart it from cursor 0";
-
-/// Errors of the Bloom filter commands, with RedisBloom's exact texts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum BloomError {
-    BadErrorRate,
-    ErrorRateRange,
-    /// Ours: an error rate so small that a sub-filter the chain may grow to cannot be
-    /// sized (its halved rate underflows to zero).
-    ErrorRateTooSmall,
-    BadCapacity,
-    CapacityRange,
-    BadExpansion,
-    NonScalingCannotExpand,
-    ItemExists,
-    NonScalingFull,
-    NotFound,
-    MaximumExpansions,
-    InvalidPosition,
-    BadChunk,
-    /// A `BF.SCANDUMP` cursor from before the chain grew or the key was recreated.
-    DumpChanged,
-}
-
-impl BloomError {
-    /// The error text RedisBloom replies with.
-    pub fn text(self) -> &'static str {
-        match self {
-            BloomError::BadErrorRate => "ERR bad error rate",
-            BloomError::ErrorRateRange => {
-                "ERR error rate must be in the range (0.000000, 1.000000)"
-            }
-            BloomError::ErrorRateTooSmall => {
-                "ERR error rate too small: the filter's sub-filters could not be sized"
-            }
-            BloomError::BadCapacity => "ERR bad capacity",
-            BloomError::CapacityRange => "ERR capacity must be in the range [1, 1073741824]",
-            BloomError::BadExpansion => "ERR bad expansion",
-            BloomError::NonScalingCannotExpand => "Nonscaling filters cannot expand",
-            BloomError::ItemExists => "ERR item exists",
-            BloomError::NonScalingFull => "ERR non scaling filter is full",
-            BloomError::NotFound => "ERR not found",
-            BloomError::MaximumExpansions => "Maximum expansions reached",
-            BloomError::InvalidPosition => "Invalid position",
-            BloomError::BadChunk => "ERR received bad data",
-            BloomError::DumpChanged => DUMP_CHANGED,
-        }
+family! {
+    /// Errors of the Bloom filter commands, with RedisBloom's exact texts.
+    BloomError {
+        BadErrorRate => "ERR bad error rate",
+        ErrorRateRange => "ERR error rate must be in the range (0.000000, 1.000000)",
+        /// Ours: an error rate so small that a sub-filter the chain may grow to cannot be
+        /// sized (its halved rate underflows to zero).
+        ErrorRateTooSmall => "ERR error rate too small: the filter's sub-filters could not be sized",
+        BadCapacity => "ERR bad capacity",
+        CapacityRange => "ERR capacity must be in the range [1, 1073741824]",
+        BadExpansion => "ERR bad expansion",
+        NonScalingCannotExpand => "Nonscaling filters cannot expand",
+        ItemExists => "ERR item exists",
+        NonScalingFull => "ERR non scaling filter is full",
+        NotFound => "ERR not found",
+        MaximumExpansions => "Maximum expansions reached",
+        InvalidPosition => "Invalid position",
+        BadChunk => "ERR received bad data",
+        /// A `BF.SCANDUMP` cursor from before the chain grew or the key was recreated.
+        DumpChanged => "ERR the filter changed during the dump; restart it from cursor 0",
     }
 }
 
-/// Errors of the t-digest commands, with RedisBloom's exact texts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum TDigestError {
-    KeyDoesNotExist,
-    KeyAlreadyExists,
-    WrongKeyword,
-    CompressionParse,
-    CompressionNotPositive,
-    /// Also ours past [`rocksketch_merge::tdigest::MAX_COMPRESSION`].
-    AllocationFailed,
-    /// Also ours past [`rocksketch_merge::tdigest::MAX_COMPRESSION`].
-    MergeAllocationFailed,
-    Overflow,
-    ValParse,
-    ValNotFinite,
-    QuantileParse,
-    QuantileRange,
-    CdfParse,
-    ValueParse,
-    RankParse,
-    RankNegative,
-    LowCutParse,
-    HighCutParse,
-    CutRange,
-    CutOrder,
-    NumkeysParse,
-    NumkeysNotPositive,
-}
-
-impl TDigestError {
-    /// The error text RedisBloom replies with.
-    pub fn text(self) -> &'static str {
-        match self {
-            TDigestError::KeyDoesNotExist => "ERR T-Digest: key does not exist",
-            TDigestError::KeyAlreadyExists => "ERR T-Digest: key already exists",
-            TDigestError::WrongKeyword => "ERR T-Digest: wrong keyword",
-            TDigestError::CompressionParse => "ERR T-Digest: error parsing compression parameter",
-            TDigestError::CompressionNotPositive => {
-                "ERR T-Digest: compression parameter needs to be a positive integer"
-            }
-            TDigestError::AllocationFailed => "ERR T-Digest: allocation failed",
-            TDigestError::MergeAllocationFailed => {
-                "ERR T-Digest: allocation of destination digest failed"
-            }
-            TDigestError::Overflow => "ERR T-Digest: overflow detected",
-            TDigestError::ValParse => "ERR T-Digest: error parsing val parameter",
-            TDigestError::ValNotFinite => "ERR T-Digest: val parameter needs to be a finite number",
-            TDigestError::QuantileParse => "ERR T-Digest: error parsing quantile",
-            TDigestError::QuantileRange => "ERR T-Digest: quantile should be in [0,1]",
-            TDigestError::CdfParse => "ERR T-Digest: error parsing cdf",
-            TDigestError::ValueParse => "ERR T-Digest: error parsing value",
-            TDigestError::RankParse => "ERR T-Digest: error parsing rank",
-            TDigestError::RankNegative => "ERR T-Digest: rank needs to be non negative",
-            TDigestError::LowCutParse => "ERR T-Digest: error parsing low_cut_percentile",
-            TDigestError::HighCutParse => "ERR T-Digest: error parsing high_cut_percentile",
-            TDigestError::CutRange => {
-                "ERR T-Digest: low_cut_percentile and high_cut_percentile should be in [0,1]"
-            }
-            TDigestError::CutOrder => {
-                "ERR T-Digest: low_cut_percentile should be lower than high_cut_percentile"
-            }
-            TDigestError::NumkeysParse => "ERR T-Digest: error parsing numkeys",
-            TDigestError::NumkeysNotPositive => {
-                "ERR T-Digest: numkeys needs to be a positive integer"
-            }
-        }
+family! {
+    /// Errors of the t-digest commands, with RedisBloom's exact texts.
+    TDigestError {
+        KeyDoesNotExist => "ERR T-Digest: key does not exist",
+        KeyAlreadyExists => "ERR T-Digest: key already exists",
+        WrongKeyword => "ERR T-Digest: wrong keyword",
+        CompressionParse => "ERR T-Digest: error parsing compression parameter",
+        CompressionNotPositive => "ERR T-Digest: compression parameter needs to be a positive integer",
+        /// Also ours past [`rocksketch_merge::tdigest::MAX_COMPRESSION`].
+        AllocationFailed => "ERR T-Digest: allocation failed",
+        /// Also ours past [`rocksketch_merge::tdigest::MAX_COMPRESSION`].
+        MergeAllocationFailed => "ERR T-Digest: allocation of destination digest failed",
+        Overflow => "ERR T-Digest: overflow detected",
+        ValParse => "ERR T-Digest: error parsing val parameter",
+        ValNotFinite => "ERR T-Digest: val parameter needs to be a finite number",
+        QuantileParse => "ERR T-Digest: error parsing quantile",
+        QuantileRange => "ERR T-Digest: quantile should be in [0,1]",
+        CdfParse => "ERR T-Digest: error parsing cdf",
+        ValueParse => "ERR T-Digest: error parsing value",
+        RankParse => "ERR T-Digest: error parsing rank",
+        RankNegative => "ERR T-Digest: rank needs to be non negative",
+        LowCutParse => "ERR T-Digest: error parsing low_cut_percentile",
+        HighCutParse => "ERR T-Digest: error parsing high_cut_percentile",
+        CutRange => "ERR T-Digest: low_cut_percentile and high_cut_percentile should be in [0,1]",
+        CutOrder => "ERR T-Digest: low_cut_percentile should be lower than high_cut_percentile",
+        NumkeysParse => "ERR T-Digest: error parsing numkeys",
+        NumkeysNotPositive => "ERR T-Digest: numkeys needs to be a positive integer",
     }
 }
 
-/// Errors of the Top-K commands, with RedisBloom's exact texts (most without `ERR`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum TopKError {
-    KeyDoesNotExist,
-    KeyAlreadyExists,
-    InvalidK,
-    InvalidWidth,
-    InvalidDepth,
-    InvalidDecay,
-    /// Also ours past [`rocksketch_merge::topk::MAX_CELLS`] counters,
-    /// [`rocksketch_merge::topk::MAX_DEPTH`] rows or [`rocksketch_merge::topk::MAX_K`]
-    /// items.
-    InsufficientMemory,
-    BadIncrement,
-    WithcountExpected,
-    /// Ours: an item longer than [`rocksketch_merge::topk::MAX_ITEM_BYTES`].
-    ItemTooLong,
-}
-
-impl TopKError {
-    /// The error text RedisBloom replies with.
-    pub fn text(self) -> &'static str {
-        match self {
-            TopKError::KeyDoesNotExist => "TopK: key does not exist",
-            TopKError::KeyAlreadyExists => "TopK: key already exists",
-            TopKError::InvalidK => "TopK: invalid k",
-            TopKError::InvalidWidth => "TopK: invalid width",
-            TopKError::InvalidDepth => "TopK: invalid depth",
-            TopKError::InvalidDecay => "TopK: invalid decay value. must be '<= 1' & '> 0'",
-            TopKError::InsufficientMemory => {
-                "ERR Insufficient memory to create topk data structure"
-            }
-            TopKError::BadIncrement => concat!(
-                "TopK: increment must be an integer greater or equal to 0",
-                "                            ",
-                "and smaller or equal to 100,000"
-            ),
-            TopKError::WithcountExpected => "WITHCOUNT keyword expected",
-            TopKError::ItemTooLong => "TopK: item longer than 1024 bytes",
-        }
+family! {
+    /// Errors of the Top-K commands, with RedisBloom's exact texts (most without `ERR`).
+    TopKError {
+        KeyDoesNotExist => "TopK: key does not exist",
+        KeyAlreadyExists => "TopK: key already exists",
+        InvalidK => "TopK: invalid k",
+        InvalidWidth => "TopK: invalid width",
+        InvalidDepth => "TopK: invalid depth",
+        InvalidDecay => "TopK: invalid decay value. must be '<= 1' & '> 0'",
+        /// Also ours past [`rocksketch_merge::topk::MAX_CELLS`] counters,
+        /// [`rocksketch_merge::topk::MAX_DEPTH`] rows or [`rocksketch_merge::topk::MAX_K`]
+        /// items.
+        InsufficientMemory => "ERR Insufficient memory to create topk data structure",
+        BadIncrement => concat!(
+            "TopK: increment must be an integer greater or equal to 0",
+            "                            ",
+            "and smaller or equal to 100,000"
+        ),
+        WithcountExpected => "WITHCOUNT keyword expected",
+        /// Ours: an item longer than [`rocksketch_merge::topk::MAX_ITEM_BYTES`].
+        ItemTooLong => "TopK: item longer than 1024 bytes",
     }
 }
 
-/// Errors of the Ribbon filter commands (our own family), in Redis's style.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum RibbonError {
-    NotFound,
-    KeyExists,
-    BadErrorRate,
-    ErrorRateRange,
-    /// More than [`crate::meta::MAX_GENERATIONS`] builds with items.
-    TooManyGenerations,
-    /// More staged items than [`crate::ribbon::MAX_STAGED`].
-    TooManyStaged,
-    /// More than [`crate::meta::MAX_EPOCHS`] builds, finished or not.
-    TooManyBuilds,
-    /// A shard solved with none of the seeds and sizes tried (never seen in practice).
-    Unsolvable,
-    InvalidPosition,
-    BadChunk,
-    DumpChanged,
-}
-
-impl RibbonError {
-    /// The error text.
-    pub fn text(self) -> &'static str {
-        match self {
-            RibbonError::NotFound => "ERR not found",
-            RibbonError::KeyExists => "ERR item exists",
-            RibbonError::BadErrorRate => "ERR bad error rate",
-            RibbonError::ErrorRateRange => {
-                "ERR error rate must be in the range [2.3283064365386963e-10, 1) (2^-32: at most 32 result bits)"
-            }
-            RibbonError::TooManyGenerations => {
-                "ERR too many generations: a ribbon filter holds at most 32 builds"
-            }
-            RibbonError::TooManyStaged => {
-                "ERR too many staged items: at most 33554432 between builds; run RIBBON.BUILD"
-            }
-            RibbonError::TooManyBuilds => "ERR too many builds of this key",
-            RibbonError::Unsolvable => "ERR build failed: a shard did not solve; items stay staged",
-            RibbonError::InvalidPosition => "Invalid position",
-            RibbonError::BadChunk => "ERR received bad data",
-            RibbonError::DumpChanged => DUMP_CHANGED,
-        }
+family! {
+    /// Errors of the Ribbon filter commands (our own family), in Redis's style.
+    RibbonError {
+        NotFound => "ERR not found",
+        KeyExists => "ERR item exists",
+        BadErrorRate => "ERR bad error rate",
+        ErrorRateRange => "ERR error rate must be in the range [2.3283064365386963e-10, 1) (2^-32: at most 32 result bits)",
+        /// More than 32 builds with items.
+        TooManyGenerations => "ERR too many generations: a ribbon filter holds at most 32 builds",
+        /// More staged items than [`crate::ribbon::MAX_STAGED`].
+        TooManyStaged => "ERR too many staged items: at most 33554432 between builds; run RIBBON.BUILD",
+        /// More than 2^22 - 1 builds, finished or not.
+        TooManyBuilds => "ERR too many builds of this key",
+        /// A shard solved with none of the seeds and sizes tried (never seen in practice).
+        Unsolvable => "ERR build failed: a shard did not solve; items stay staged",
+        InvalidPosition => "Invalid position",
+        BadChunk => "ERR received bad data",
+        DumpChanged => "ERR the filter changed during the dump; restart it from cursor 0",
     }
 }

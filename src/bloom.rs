@@ -28,7 +28,9 @@ use sizing::{chain, hashes, sub_of, validate, validate_stored, Sub};
 
 /// RedisBloom's defaults for a filter created by `BF.ADD`.
 pub const DEFAULT_ERROR: f64 = 0.01;
+/// RedisBloom's capacity for a filter `BF.ADD` creates.
 pub const DEFAULT_CAPACITY: u64 = 100;
+/// RedisBloom's growth factor for each next sub-filter.
 pub const DEFAULT_EXPANSION: u32 = 2;
 pub use rocksketch_merge::layout::bloom::{MAX_CAPACITY, MAX_ERROR, MAX_EXPANSION, MAX_FILTERS};
 
@@ -39,7 +41,9 @@ pub struct BloomInfo {
     pub capacity: u64,
     /// Bytes of bitmap in all sub-filters.
     pub size: u64,
+    /// Sub-filters in the chain.
     pub filters: u32,
+    /// Items added (what `BF.CARD` answers).
     pub items: u64,
     /// `None` for a non-scaling filter.
     pub expansion: Option<u32>,

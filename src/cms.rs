@@ -26,7 +26,9 @@ use layout::Layout;
 /// `CMS.INFO`'s fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CmsInfo {
+    /// Counters per row.
     pub width: u32,
+    /// Rows (hash functions).
     pub depth: u32,
     /// The sum of all increments (wrapping at 2^64, like RedisBloom's `size_t`).
     pub count: u64,

@@ -40,8 +40,11 @@ use options::{cuckoo_params, validate, validate_stored};
 
 /// RedisBloom's defaults for a filter created by `CF.ADD`.
 pub const DEFAULT_CAPACITY: u64 = 1024;
+/// RedisBloom's fingerprints per bucket.
 pub const DEFAULT_BUCKET_SIZE: u8 = 2;
+/// RedisBloom's most kick-outs an insert tries.
 pub const DEFAULT_MAX_ITERATIONS: u16 = 20;
+/// RedisBloom's growth factor for each next sub-filter.
 pub const DEFAULT_EXPANSION: u16 = 1;
 pub use rocksketch_merge::layout::cuckoo::{MAX_CAPACITY, MAX_EXPANSION, MAX_FILTERS};
 /// The tally slot counting deletes (slots below it count each sub-filter's items).
@@ -54,12 +57,17 @@ pub struct CuckooInfo {
     pub size: u64,
     /// Buckets of the first sub-filter.
     pub buckets: u64,
+    /// Sub-filters in the chain.
     pub filters: u32,
     /// Items held now (inserts less deletes).
     pub inserted: u64,
+    /// Items deleted.
     pub deleted: u64,
+    /// Fingerprints per bucket.
     pub bucket_size: u8,
+    /// Growth factor of each next sub-filter.
     pub expansion: u16,
+    /// Most kick-outs an insert tries.
     pub max_iterations: u16,
 }
 

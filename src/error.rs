@@ -20,8 +20,11 @@ pub enum Error {
     Io(std::io::Error),
     /// A stored page or record of `key` could not be decoded.
     Corruption {
+        /// The key whose data is damaged.
         key: Vec<u8>,
+        /// What of it: a page, a metadata record.
         what: &'static str,
+        /// What the decoder found.
         source: rocksketch_merge::Error,
     },
     /// The key holds another type of structure.
@@ -29,7 +32,9 @@ pub enum Error {
     /// A codec refused to build `what` (an operand) from shapes the engine derived:
     /// a bug, or stored parameters past the codec's limits; never the client's input.
     Encode {
+        /// What it was to build.
         what: &'static str,
+        /// The codec's reason.
         source: rocksketch_merge::Error,
     },
     /// An argument is out of range; the text says which and why.

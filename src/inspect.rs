@@ -14,17 +14,22 @@ use std::path::Path;
 /// A store, as [`inspect`] sees it.
 #[derive(Debug, Clone)]
 pub struct Report {
+    /// The store's column families.
     pub column_families: Vec<CfReport>,
+    /// Every key, in key order.
     pub keys: Vec<KeyReport>,
 }
 
 /// One column family: its files by level, and what sits in memory.
 #[derive(Debug, Clone)]
 pub struct CfReport {
+    /// The column family's name.
     pub name: String,
     /// `(level, files, bytes)` for every level holding a file.
     pub levels: Vec<(i32, u64, u64)>,
+    /// Bytes in its memtables.
     pub memtable_bytes: u64,
+    /// RocksDB's estimate of its keys.
     pub estimated_keys: u64,
 }
 
@@ -33,7 +38,9 @@ pub struct CfReport {
 pub struct KeyReport {
     /// The namespace (a server's database number).
     pub db: u16,
+    /// The key.
     pub key: Vec<u8>,
+    /// What it holds.
     pub key_type: KeyType,
     /// Distinguishes this incarnation of the key; its pages live under it.
     pub version: u64,
@@ -41,15 +48,18 @@ pub struct KeyReport {
     pub expire_at_ms: u64,
     /// The parameters, as the engine holds them.
     pub params: String,
+    /// Its pages, in order.
     pub pages: Vec<PageReport>,
     /// RocksDB's estimate of the key's pages in SST files.
     pub bytes_on_disk: u64,
 }
 
-/// One page of a key (sub-filter [`keys::TALLY_SUB`] is the key's tally).
+/// One page of a key (sub-filter 65535 is the key's tally).
 #[derive(Debug, Clone)]
 pub struct PageReport {
+    /// The sub-filter (or row group) the page belongs to.
     pub sub: u16,
+    /// The page within it.
     pub page: u32,
     /// The page's bytes once merged (what a read decodes).
     pub bytes: usize,

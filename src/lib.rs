@@ -32,6 +32,8 @@
 //! column family with [`register_merge_operator`] and wraps the handle with
 //! [`Store::with_db`].
 
+#![warn(missing_docs)]
+
 pub mod bloom;
 mod chunk;
 pub mod cms;

@@ -2,14 +2,14 @@
 //! solved generations (see [`rocksketch_merge::ribbon`] for the filter itself).
 //!
 //! Layout of a key version's pages:
-//! - staging pages: sub-filter [`STAGE_SUB`], page `epoch << 10 | h >> 54` ([`STAGE_BITS`]): a sorted set
+//! - staging pages: sub-filter `STAGE_SUB`, page `epoch << 10 | h >> 54` (`STAGE_BITS`): a sorted set
 //!   of the staged hashes, grown by blind operands;
 //! - generation `g`'s shards: sub-filter `g`, page `h × shards[g] / 2^64`: one
 //!   solved shard each, written whole by the build that made the generation;
 //! - the tally page: slot 0 counts adds ever staged.
 //!
 //! A lookup reads one staging page per unsealed epoch (one, but while a build runs) and
-//! one shard per generation, through the hot-page cache. See [`build`] for how a build
+//! one shard per generation, through the hot-page cache. See `ribbon/build.rs` for how a build
 //! seals staged items without stopping adds or lookups, and without losing any if the
 //! process dies part-way.
 
@@ -39,9 +39,11 @@ pub(crate) const STAGE_BITS: u32 = 10;
 /// `RIBBON.INFO`'s fields.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RibbonInfo {
+    /// The false-positive rate it was reserved with.
     pub error: f64,
     /// Bits per result: `ceil(log2(1 / error))`.
     pub result_bits: u8,
+    /// Builds that added items, each a generation of shards.
     pub generations: u8,
     /// Items sealed into generations.
     pub built: u64,

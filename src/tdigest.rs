@@ -27,13 +27,21 @@ const WHAT: &str = "t-digest page";
 /// `TDIGEST.INFO`'s fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TDigestInfo {
+    /// The compression parameter.
     pub compression: u32,
+    /// Centroids and values it holds at most before it compresses.
     pub capacity: u64,
+    /// Centroids merged.
     pub merged_nodes: u64,
+    /// Values waiting unmerged.
     pub unmerged_nodes: u64,
+    /// Total weight of the merged centroids.
     pub merged_weight: i64,
+    /// Total weight of the values waiting unmerged.
     pub unmerged_weight: i64,
+    /// Values added.
     pub observations: i64,
+    /// Times the digest was compressed.
     pub total_compressions: i64,
     /// RedisBloom's figure for the digest's memory: 80 + 16 x capacity bytes.
     pub memory_usage: u64,

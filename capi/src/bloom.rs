@@ -18,9 +18,13 @@ use rocksketch_merge::MAX_PAGE_BYTES;
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct rks_bloom_sub {
+    /// Items it holds before the chain grows.
     pub capacity: u64,
+    /// Bits set per item.
     pub hashes: u32,
+    /// Pages it is split into.
     pub pages: u32,
+    /// Bits per page.
     pub page_bits: u32,
 }
 

@@ -15,8 +15,11 @@ use rocksketch_merge::MAX_PAGE_BYTES;
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct rks_cms_layout {
+    /// Counters per row.
     pub width: u32,
+    /// Rows (hash functions).
     pub depth: u32,
+    /// Counters per page.
     pub page_cells: u32,
 }
 

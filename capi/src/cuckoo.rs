@@ -25,6 +25,7 @@ pub struct rks_cuckoo_chain {
     pub page_buckets: u32,
     /// Growth factor of each next sub-filter (a power of two); 0 never grows.
     pub expansion: u16,
+    /// Fingerprints per bucket.
     pub bucket_size: u8,
     /// 8 (RedisBloom's), 12 or 16.
     pub fp_bits: u8,
@@ -35,11 +36,17 @@ pub struct rks_cuckoo_chain {
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct rks_cuckoo_sub {
+    /// Buckets in this sub-filter.
     pub buckets: u64,
+    /// Items it takes before the chain grows.
     pub target: u64,
+    /// Buckets per page.
     pub page_buckets: u32,
+    /// Pages it is split into.
     pub pages: u32,
+    /// Fingerprints per bucket.
     pub bucket_size: u8,
+    /// Fingerprint width in bits.
     pub fp_bits: u8,
 }
 
@@ -47,7 +54,9 @@ pub struct rks_cuckoo_sub {
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum rks_fp_op_kind {
+    /// Insert the fingerprint (kicking others out if its buckets are full).
     RKS_FP_INSERT = 1,
+    /// Delete one copy of the fingerprint.
     RKS_FP_DELETE = 2,
 }
 
@@ -55,7 +64,9 @@ pub enum rks_fp_op_kind {
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct rks_fp_op {
+    /// The bucket within the page.
     pub bucket: u32,
+    /// The fingerprint (nonzero, at most `fp_bits` wide).
     pub fp: u16,
     /// An `rks_fp_op_kind`.
     pub kind: u8,

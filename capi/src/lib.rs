@@ -18,6 +18,7 @@
 // Every C entry point takes raw pointers; `unsafe` is confined to turning them into
 // borrows (the helpers below) and to the merge callbacks' buffers.
 #![allow(non_camel_case_types)]
+#![warn(missing_docs)]
 
 mod bloom;
 mod cms;
@@ -42,6 +43,7 @@ pub const RKS_DEFAULT_PAGE_BYTES: u32 = 16384;
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum rks_status {
+    /// It did what it says.
     RKS_OK = 0,
     /// A required pointer was null (or an array with a nonzero length had none).
     RKS_NULL_ARGUMENT = 1,
@@ -67,7 +69,9 @@ use rks_status::*;
 #[repr(C)]
 #[derive(Debug)]
 pub struct rks_buf {
+    /// The bytes, or null.
     pub data: *mut u8,
+    /// How many bytes `data` holds.
     pub len: usize,
 }
 

@@ -119,7 +119,12 @@ impl BitPage {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BitDelta {
     /// Bit positions, in the order written.
-    Sparse { page_bits: u32, bits: Vec<u32> },
+    Sparse {
+        /// Bits in the page.
+        page_bits: u32,
+        /// Positions to set.
+        bits: Vec<u32>,
+    },
     /// A bitmap to OR in.
     Dense(BitPage),
 }

@@ -10,17 +10,37 @@ use std::fmt;
 #[non_exhaustive]
 pub enum Error {
     /// Fewer bytes than the layout needs.
-    Truncated { need: usize, have: usize },
+    Truncated {
+        /// Bytes needed.
+        need: usize,
+        /// Bytes there.
+        have: usize,
+    },
     /// More bytes than the header's payload length accounts for.
-    TrailingBytes { expected: usize, got: usize },
+    TrailingBytes {
+        /// Bytes the header accounts for.
+        expected: usize,
+        /// Bytes there.
+        got: usize,
+    },
     /// The payload's crc32 does not match the header.
-    ChecksumMismatch { expected: u32, got: u32 },
+    ChecksumMismatch {
+        /// The checksum the header records.
+        expected: u32,
+        /// The checksum of the payload.
+        got: u32,
+    },
     /// A format version this build cannot read.
     UnsupportedVersion(u8),
     /// A kind tag this build does not know.
     UnknownKind(u8),
     /// A known kind where another was expected.
-    WrongKind { expected: u8, got: u8 },
+    WrongKind {
+        /// The kind expected.
+        expected: u8,
+        /// The kind found.
+        got: u8,
+    },
     /// The layout is well-formed but a field is out of range.
     Invalid(&'static str),
     /// A merge dropped operands of this page that did not decode: it lacks their writes.

@@ -104,8 +104,11 @@ fn knows(kind: Kind, version: u8) -> bool {
 /// A decoded header together with the payload it guards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Framed<'a> {
+    /// What the bytes hold.
     pub kind: Kind,
+    /// The kind's format version.
     pub version: u8,
+    /// The bytes after the header, their checksum verified.
     pub payload: &'a [u8],
 }
 

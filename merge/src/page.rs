@@ -14,13 +14,21 @@ use crate::topk::TopKPage;
 /// A decoded page.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Page {
+    /// A count-min sketch's counters.
     Counter(CounterPage),
+    /// A key's tally: counts per slot.
     Tally(Tally),
+    /// A Bloom filter page of bits.
     Bits(BitPage),
+    /// A cuckoo filter page of fingerprints.
     Fp(FpPage),
+    /// A t-digest.
     Digest(Digest),
+    /// A Top-K: counters and heap.
     TopK(TopKPage),
+    /// Hashes staged for a Ribbon build.
     Stage(StagePage),
+    /// A solved Ribbon shard.
     Ribbon(Shard),
 }
 

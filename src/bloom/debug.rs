@@ -6,9 +6,13 @@ use crate::error::Result;
 /// One sub-filter as `BF.DEBUG` reports it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SubFilterInfo {
+    /// Bytes of its bits.
     pub bytes: u64,
+    /// Bits it has.
     pub bits: u64,
+    /// Bits set per item.
     pub hashes: u32,
+    /// Items it holds before the chain grows.
     pub capacity: u64,
     /// Items added to this sub-filter.
     pub items: u64,

@@ -104,7 +104,7 @@ pub fn batch_key(request: &[Vec<u8>]) -> Option<(&'static str, &[u8])> {
     table::batch_key(request).map(|(spec, key)| (spec.name, key))
 }
 
-/// Runs `requests` in order, batching runs of neighbours with the same [`batch_key`].
+/// Runs `requests` in order, batching runs of neighbours of one batched command on one key.
 pub fn execute_pipeline(ns: &Namespace, requests: &[Vec<Vec<u8>>]) -> Vec<Reply> {
     let mut replies = Vec::with_capacity(requests.len());
     let mut at = 0;

@@ -15,7 +15,7 @@ impl From<Error> for Reply {
 impl From<&Error> for Reply {
     /// An error reply with the text a Redis client expects (RedisBloom's, where it has one). A
     /// storage error is told to the client in a short, stable form that names no file
-    /// of the server ([`client_storage_text`]); its whole message goes to the log.
+    /// of the server (`client_storage_text`); its whole message goes to the log.
     fn from(err: &Error) -> Reply {
         let text = match err {
             Error::RocksDb(err) => {

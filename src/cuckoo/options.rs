@@ -6,8 +6,11 @@ use super::*;
 /// How a new filter is shaped (`CF.RESERVE`'s arguments).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CuckooOptions {
+    /// Items the first sub-filter is sized for.
     pub capacity: u64,
+    /// Fingerprints per bucket (1 to 255).
     pub bucket_size: u8,
+    /// Most kick-outs an insert tries (1 to 65535).
     pub max_iterations: u16,
     /// 0 never grows; otherwise rounded up to a power of two, as RedisBloom does.
     pub expansion: u32,

@@ -1,7 +1,7 @@
 //! `rocksketch serve`: a RESP2/RESP3 host for the RedisBloom command set over a [`Store`].
 //!
 //! A fixed pool of I/O threads (one per core by default) multiplexes the connections
-//! with readiness I/O (see [`worker`]); the accepting thread hands each new connection
+//! with readiness I/O (see `server/worker.rs`); the accepting thread hands each new connection
 //! to one of them. Blind writes never take a lock another client waits on, so the
 //! threads run in parallel; answered writes to one key are combined into batches, and
 //! RocksDB's write group commits concurrent batches together.

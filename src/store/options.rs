@@ -10,7 +10,7 @@ pub const META_CF: &str = "meta";
 /// Name of the column family that holds pages; the merge operator is registered here.
 pub const PAGES_CF: &str = "pages";
 
-/// Options of a [`Store`].
+/// Options of a [`Store`](crate::Store).
 #[derive(Debug, Clone)]
 pub struct StoreOptions {
     /// Sync the WAL on every write (durable against power loss, slower). Default: off;
@@ -142,7 +142,9 @@ fn table_options(cache: &Cache) -> BlockBasedOptions {
 /// Names of the column families a host database gives rocksketch.
 #[derive(Debug, Clone)]
 pub struct ColumnFamilies {
+    /// The metadata column family.
     pub meta: String,
+    /// The pages column family, where the merge operator runs.
     pub pages: String,
 }
 

@@ -64,6 +64,7 @@ impl FpPage {
         }
     }
 
+    /// The page's shape.
     pub fn shape(&self) -> Shape {
         self.shape
     }
@@ -260,6 +261,7 @@ impl FpPage {
         }
     }
 
+    /// The page as stored: header, shape and buckets.
     pub fn encode(&self) -> Vec<u8> {
         let mut out = header::begin_version(
             Kind::FpPage,
@@ -276,6 +278,7 @@ impl FpPage {
         header::finish(out)
     }
 
+    /// Reads a page written by [`FpPage::encode`], checking its checksum and shape.
     pub fn decode(bytes: &[u8]) -> Result<FpPage> {
         let framed = header::decode_as(bytes, Kind::FpPage)?;
         let payload = framed.payload;

@@ -10,8 +10,20 @@ use std::collections::HashMap;
 /// One insert or delete of a fingerprint in the bucket pair of `bucket`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FpOp {
-    Insert { bucket: u32, fp: u16 },
-    Delete { bucket: u32, fp: u16 },
+    /// Inserts `fp` into the pair of `bucket`, kicking others out if both are full.
+    Insert {
+        /// The fingerprint's first bucket in the page.
+        bucket: u32,
+        /// The fingerprint (nonzero).
+        fp: u16,
+    },
+    /// Deletes one copy of `fp` from the pair of `bucket`.
+    Delete {
+        /// The fingerprint's first bucket in the page.
+        bucket: u32,
+        /// The fingerprint (nonzero).
+        fp: u16,
+    },
 }
 
 impl FpOp {
@@ -26,7 +38,9 @@ impl FpOp {
 /// An operand: fingerprint inserts and deletes for one page, applied in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FpOps {
+    /// The shape of the page the operations apply to.
     pub shape: Shape,
+    /// The operations, in the order written.
     pub ops: Vec<FpOp>,
 }
 
@@ -42,6 +56,7 @@ impl FpOps {
         Ok(FpOps { shape, ops })
     }
 
+    /// The operand as stored.
     pub fn encode(&self) -> Vec<u8> {
         let mut out = header::begin_version(
             Kind::FpOps,
@@ -58,6 +73,7 @@ impl FpOps {
         header::finish(out)
     }
 
+    /// Reads an operand written by [`FpOps::encode`].
     pub fn decode(bytes: &[u8]) -> Result<FpOps> {
         let framed = header::decode_as(bytes, Kind::FpOps)?;
         let shape = Shape::decode(framed.payload)?;

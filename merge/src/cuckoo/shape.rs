@@ -8,8 +8,11 @@ use crate::header;
 /// The geometry of a page: fingerprint width, bucket size and bucket count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Shape {
+    /// Fingerprint width: 8, 12 or 16 bits.
     pub fp_bits: u8,
+    /// Fingerprints per bucket.
     pub bucket_size: u8,
+    /// Buckets in the page.
     pub buckets: u32,
 }
 

@@ -38,6 +38,7 @@ pub struct BloomSub {
     pub capacity: u64,
     /// Bits set per item.
     pub hashes: u32,
+    /// Pages it is split into.
     pub pages: u32,
     /// Bits per page (a multiple of 8, never 0).
     pub page_bits: u32,

@@ -15,7 +15,9 @@ pub const MAX_DEPTH: u64 = 128;
 /// The shape of a sketch's counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CmsLayout {
+    /// Counters per row.
     pub width: u32,
+    /// Rows (hash functions).
     pub depth: u32,
     /// Counters per page (at least 1).
     pub page_cells: u32,

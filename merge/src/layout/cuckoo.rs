@@ -24,6 +24,7 @@ pub const MAX_FILTERS: u32 = 32;
 pub struct CuckooChain {
     /// Buckets of the first sub-filter (a power of two).
     pub buckets: u32,
+    /// Fingerprints per bucket.
     pub bucket_size: u8,
     /// Fingerprint width: 8, 12 or 16 bits.
     pub fp_bits: u8,
@@ -36,8 +37,11 @@ pub struct CuckooChain {
 /// The shape of one sub-filter.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CuckooSub {
+    /// Buckets in this sub-filter.
     pub buckets: u64,
+    /// Buckets per page.
     pub page_buckets: u32,
+    /// Pages it is split into.
     pub pages: u32,
     /// Items it takes before the chain grows (see [`load_target`]).
     pub target: u64,

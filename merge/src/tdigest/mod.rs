@@ -40,7 +40,9 @@ pub fn capacity(compression: u32) -> usize {
 /// One centroid: the mean of `weight` observations.
 #[derive(Debug, Clone, Copy)]
 pub struct Centroid {
+    /// The mean of the values it stands for.
     pub mean: f64,
+    /// How many values it stands for.
     pub weight: i64,
 }
 
@@ -87,10 +89,12 @@ impl Digest {
         }
     }
 
+    /// The compression parameter (RedisBloom's `COMPRESSION`).
     pub fn compression(&self) -> u32 {
         self.compression
     }
 
+    /// How many centroids and values it holds at most before it compresses.
     pub fn capacity(&self) -> usize {
         capacity(self.compression)
     }
@@ -105,18 +109,22 @@ impl Digest {
         self.max
     }
 
+    /// How many centroids are merged.
     pub fn merged_nodes(&self) -> usize {
         self.merged_nodes
     }
 
+    /// How many values wait unmerged.
     pub fn unmerged_nodes(&self) -> usize {
         self.nodes.len() - self.merged_nodes
     }
 
+    /// The total weight of the merged centroids.
     pub fn merged_weight(&self) -> i64 {
         self.merged_weight
     }
 
+    /// The total weight of the values waiting unmerged.
     pub fn unmerged_weight(&self) -> i64 {
         self.unmerged_weight
     }
@@ -126,6 +134,7 @@ impl Digest {
         self.merged_weight.wrapping_add(self.unmerged_weight)
     }
 
+    /// How many times the digest was compressed.
     pub fn total_compressions(&self) -> i64 {
         self.total_compressions
     }

@@ -8,7 +8,9 @@ use std::collections::HashMap;
 
 /// Counters an add reads and writes.
 pub trait Counters {
+    /// The counter at `at`.
     fn cell(&self, at: usize) -> Cell;
+    /// Replaces the counter at `at`.
     fn set_cell(&mut self, at: usize, cell: Cell);
 }
 
@@ -27,10 +29,14 @@ impl Counters for Vec<Cell> {
 /// Counters changed over a page's: a map of the changes for a few, a copy of all the
 /// counters once the changes would be many (a copy is cheaper than that many inserts).
 pub enum Overlay<'a> {
+    /// A few counters changed: the page's, and the changes.
     Sparse {
+        /// The page's counters.
         base: &'a [Cell],
+        /// Changed counters by position.
         changes: HashMap<usize, Cell>,
     },
+    /// Many changed: a copy of every counter.
     Dense(Vec<Cell>),
 }
 

@@ -45,24 +45,33 @@ const NO_ITEM: u32 = u32::MAX;
 /// One counter: the fingerprint it counts and its count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Cell {
+    /// The fingerprint the counter counts.
     pub fp: u32,
+    /// Its count.
     pub count: u32,
 }
 
 /// One heap entry; an entry never filled has no item.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct HeapEntry {
+    /// The item's count.
     pub count: u32,
+    /// The item's fingerprint.
     pub fp: u32,
+    /// The item, once one filled the entry.
     pub item: Option<Vec<u8>>,
 }
 
 /// A Top-K's fixed parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Shape {
+    /// How many top items it keeps.
     pub k: u32,
+    /// Counters per row.
     pub width: u32,
+    /// Rows (hash functions).
     pub depth: u32,
+    /// The decay base: a counter of another item decays with probability decay^count.
     pub decay: f64,
 }
 
@@ -85,6 +94,7 @@ impl Shape {
         })
     }
 
+    /// How many counters it has (width x depth).
     pub fn cells(&self) -> usize {
         self.width as usize * self.depth as usize
     }
@@ -126,14 +136,17 @@ impl TopKPage {
         }
     }
 
+    /// The page's parameters.
     pub fn shape(&self) -> Shape {
         self.shape
     }
 
+    /// The counters, row by row.
     pub fn cells(&self) -> &[Cell] {
         &self.cells
     }
 
+    /// The heap of the top items, a min-heap on count.
     pub fn heap(&self) -> &[HeapEntry] {
         &self.heap
     }

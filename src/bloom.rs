@@ -7,12 +7,12 @@
 //! item's bits fall in one page (a blocked filter), so an add is one small operand: a
 //! few bit positions. Items per sub-filter live in the key's tally page, one slot each.
 
+use crate::chain::{self as tally, ChainCounts};
 use crate::error::{BloomError, Error, Result};
-use crate::keys::{self, TALLY_SUB};
+use crate::keys;
 use crate::meta::{BloomParams, KeyType, Meta, Params};
 use crate::store::{KeyGuard, Store};
 use rocksketch_merge::bits::BitDelta;
-use rocksketch_merge::tally::Tally;
 use std::collections::{BTreeMap, HashSet};
 
 #[cfg(feature = "baselines")]
@@ -115,8 +115,7 @@ impl BloomFilter {
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
         let hashed: Vec<(u64, u64)> = items.iter().map(|i| hashes(i.as_ref())).collect();
         let pages = self.read_item_pages(&prefix, &params, &hashed)?;
-        let mut counts = self.counts(&prefix)?.slots().to_vec();
-        counts.resize(MAX_FILTERS as usize, 0);
+        let mut counts = self.counts(&prefix)?.per_sub();
         let mut added_to = vec![0u64; MAX_FILTERS as usize];
         let mut new_bits: BTreeMap<(u32, u32), Vec<u32>> = BTreeMap::new();
         // The bits this batch set, by (sub-filter, page, bit): read along with the pages
@@ -183,11 +182,8 @@ impl BloomFilter {
                 .map_err(Error::encode("a bit delta"))?;
             batch.merge_page(keys::page_key(prefix, i as u16, page), delta.encode());
         }
-        let slots = added_to[..params.filters as usize].to_vec();
-        batch.merge_page(
-            keys::page_key(prefix, TALLY_SUB, 0),
-            Tally::new(slots).encode_delta(),
-        );
+        let added = tally::added_per_sub_operand(&added_to[..params.filters as usize]);
+        batch.merge_page(tally::page_key(prefix), added);
         match grown {
             Some(meta) => guard.put_meta(meta, batch)?,
             None => self.store.write(batch)?,
@@ -303,7 +299,7 @@ impl BloomFilter {
     fn card_of(&self, meta: &Meta) -> Result<u64> {
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
         let counts = self.counts(&prefix)?;
-        Ok(counts.slots().iter().sum())
+        Ok(counts.items(MAX_FILTERS))
     }
 
     /// `BF.INFO`'s fields; `ERR not found` for a missing key.
@@ -343,8 +339,8 @@ impl BloomFilter {
         }))
     }
 
-    fn counts(&self, prefix: &[u8]) -> Result<Tally> {
-        self.store.read_tally(&self.key, prefix)
+    fn counts(&self, prefix: &[u8]) -> Result<ChainCounts> {
+        Ok(ChainCounts::new(self.store.read_tally(&self.key, prefix)?))
     }
 }
 

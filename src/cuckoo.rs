@@ -15,13 +15,13 @@
 //! writer decides from an in-memory count, never from pages. Counts per sub-filter and
 //! the number of deletes live in the key's tally page.
 
+use crate::chain::{self as tally, ChainCounts};
 use crate::error::{CuckooError, Error, Result};
-use crate::keys::{self, TALLY_SUB};
+use crate::keys;
 use crate::meta::{CuckooParams, KeyType, Meta, Params};
 use crate::store::{KeyGuard, Store};
 use rocksketch_merge::cuckoo::{FpOp, FpOps};
 use rocksketch_merge::layout::{self, cuckoo::CuckooChain, cuckoo::CuckooSub as Sub};
-use rocksketch_merge::tally::Tally;
 use rocksketch_merge::Page;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -47,8 +47,6 @@ pub const DEFAULT_MAX_ITERATIONS: u16 = 20;
 /// RedisBloom's growth factor for each next sub-filter.
 pub const DEFAULT_EXPANSION: u16 = 1;
 pub use rocksketch_merge::layout::cuckoo::{MAX_CAPACITY, MAX_EXPANSION, MAX_FILTERS};
-/// The tally slot counting deletes (slots below it count each sub-filter's items).
-const DELETES_SLOT: usize = MAX_FILTERS as usize;
 
 /// `CF.INFO`'s fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -310,13 +308,7 @@ impl CuckooFilter {
                 .map_err(Error::encode("a cuckoo delete"))?;
             let mut batch = self.store.batch()?;
             batch.merge_page(keys::page_key(&prefix, sub_index as u16, page), op.encode());
-            let mut slots = vec![0u64; DELETES_SLOT + 1];
-            slots[sub_index as usize] = u64::MAX; // -1, wrapping
-            slots[DELETES_SLOT] = 1;
-            batch.merge_page(
-                keys::page_key(&prefix, TALLY_SUB, 0),
-                Tally::new(slots).encode_delta(),
-            );
+            batch.merge_page(tally::page_key(&prefix), tally::deleted_operand(sub_index));
             self.store.write(batch)?;
             self.store.count_changed(&prefix, sub_index, -1);
             return Ok(true);
@@ -351,8 +343,8 @@ impl CuckooFilter {
         Ok((meta, cuckoo_params(&meta)?, prefix))
     }
 
-    fn counts(&self, prefix: &[u8]) -> Result<Tally> {
-        self.store.read_tally(&self.key, prefix)
+    fn counts(&self, prefix: &[u8]) -> Result<ChainCounts> {
+        Ok(ChainCounts::new(self.store.read_tally(&self.key, prefix)?))
     }
 }
 

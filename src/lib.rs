@@ -35,6 +35,7 @@
 #![warn(missing_docs)]
 
 pub mod bloom;
+mod chain;
 mod chunk;
 pub mod cms;
 mod combine;

@@ -2,11 +2,11 @@
 //! write it, over the same layout.
 
 use super::{add_operands, hashes, sub_of, BloomFilter};
+use crate::chain as tally;
 use crate::error::{Error, Result};
-use crate::keys::{self, TALLY_SUB};
+use crate::keys;
 use rocksdb::ReadOptions;
 use rocksketch_merge::bits::BitPage;
-use rocksketch_merge::tally::Tally;
 
 impl BloomFilter {
     /// Kvrocks' design: under the key's lock, read the item's page of the newest
@@ -33,12 +33,10 @@ impl BloomFilter {
             page.set(bit);
         }
         let mut counts = self.counts(&prefix)?;
-        let mut slots = vec![0; newest as usize + 1];
-        slots[newest as usize] = 1;
-        counts.add(&Tally::new(slots));
+        counts.add(newest, 1);
         let mut batch = self.store.batch()?;
         batch.put_page(page_key, page.encode());
-        batch.put_page(keys::page_key(&prefix, TALLY_SUB, 0), counts.encode_page());
+        batch.put_page(tally::page_key(&prefix), counts.encode_page());
         self.store.write(batch)
     }
 

@@ -35,11 +35,11 @@ impl BloomFilter {
                     bits: sub.bytes() * 8,
                     hashes: sub.hashes,
                     capacity: sub.capacity,
-                    items: counts.slots().get(i as usize).copied().unwrap_or(0),
+                    items: counts.items_in(i),
                     error: chain(&params).target(i).1,
                 }
             })
             .collect();
-        Ok((counts.slots().iter().sum(), subs))
+        Ok((counts.items(params.filters), subs))
     }
 }

@@ -75,7 +75,7 @@ impl ChainDump for BloomFilter {
         let mut payload = Vec::with_capacity(HEADER_FIXED + 8 * params.filters as usize);
         params.encode_into(&mut payload);
         for sub in 0..params.filters {
-            payload.extend_from_slice(&counts.get(sub as usize).to_le_bytes());
+            payload.extend_from_slice(&counts.items_in(sub).to_le_bytes());
         }
         Ok(payload)
     }

@@ -3,12 +3,12 @@
 
 use super::sizing::{hashes, sub_of, Sub};
 use super::BloomFilter;
+use crate::chain as tally;
 use crate::error::{Error, Result};
-use crate::keys::{self, TALLY_SUB};
+use crate::keys;
 use crate::meta::BloomParams;
 use crate::store::wrong_kind;
 use rocksketch_merge::bits::BitDelta;
-use rocksketch_merge::tally::Tally;
 use rocksketch_merge::Page;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -96,11 +96,7 @@ pub(super) fn add_operands<I: AsRef<[u8]>>(
             delta.encode(),
         ));
     }
-    let mut slots = vec![0; newest as usize + 1];
-    slots[newest as usize] = items.len() as u64;
-    out.push((
-        keys::page_key(prefix, TALLY_SUB, 0),
-        Tally::new(slots).encode_delta(),
-    ));
+    let added = tally::added_operand(newest, items.len() as u64);
+    out.push((tally::page_key(prefix), added));
     Ok(out)
 }

@@ -75,7 +75,7 @@ impl CuckooFilter {
             return Ok(Some(added));
         }
         let n = new.len() as u64;
-        if self.counts(&prefix)?.get(newest as usize).saturating_add(n) > sub.target {
+        if self.counts(&prefix)?.items_in(newest).saturating_add(n) > sub.target {
             return Ok(None);
         }
         // Let go of the pages first: the write applies to the cached pages in place,

@@ -2,10 +2,10 @@
 //! write it, over the same layout.
 
 use super::{hashed, sub_of, CuckooFilter};
+use crate::chain as tally;
 use crate::error::Result;
-use crate::keys::{self, TALLY_SUB};
+use crate::keys;
 use rocksketch_merge::cuckoo::{FpOp, FpOps, FpPage};
-use rocksketch_merge::tally::Tally;
 
 impl CuckooFilter {
     /// Kvrocks' design: under the key's lock, read the page holding both of the item's
@@ -25,15 +25,13 @@ impl CuckooFilter {
             .unwrap_or_else(|| FpPage::empty(sub.shape));
         page.insert(bucket, h.fp);
         let mut counts = self.counts(&prefix)?;
-        let mut slots = vec![0; newest as usize + 1];
-        slots[newest as usize] = 1;
-        counts.add(&Tally::new(slots));
+        counts.add(newest, 1);
         let mut batch = self.store.batch()?;
         batch.put_page(
             keys::page_key(&prefix, newest as u16, page_no),
             page.encode(),
         );
-        batch.put_page(keys::page_key(&prefix, TALLY_SUB, 0), counts.encode_page());
+        batch.put_page(tally::page_key(&prefix), counts.encode_page());
         self.store.write(batch)
     }
 
@@ -49,15 +47,10 @@ impl CuckooFilter {
         let (page_no, bucket) = sub.locate(h.h);
         let op = FpOps::new(sub.shape, vec![FpOp::Insert { bucket, fp: h.fp }])
             .map_err(crate::Error::encode("cuckoo inserts"))?;
-        let mut slots = vec![0; newest as usize + 1];
-        slots[newest as usize] = 1;
         let mut batch = self.store.batch()?;
         for (mut key, operand) in [
             (keys::page_key(&prefix, newest as u16, page_no), op.encode()),
-            (
-                keys::page_key(&prefix, TALLY_SUB, 0),
-                Tally::new(slots).encode_delta(),
-            ),
+            (tally::page_key(&prefix), tally::added_operand(newest, 1)),
         ] {
             key.extend_from_slice(&seq.to_be_bytes());
             batch.put_page(key, operand);

@@ -9,7 +9,8 @@
 //! Cursors as in the Bloom filter's dump (`crate::bloom`'s `dump.rs`): positions
 //! (1 the header, 2 and on the stored pages) tagged with the chain they belong to.
 
-use super::{cuckoo_params, sub_of, CuckooFilter, DELETES_SLOT};
+use super::{cuckoo_params, sub_of, CuckooFilter};
+use crate::chain::SLOTS as TALLY_SLOTS;
 use crate::chunk::{self, Chain, ChainDump, DumpError};
 use crate::error::{CuckooError, Error, Result};
 use crate::keys;
@@ -17,7 +18,6 @@ use crate::meta::{CuckooParams, KeyType, Params};
 use crate::store::{KeyGuard, Store};
 use rocksketch_merge::bytes::le_u64;
 
-const TALLY_SLOTS: usize = DELETES_SLOT + 1;
 const HEADER_LEN: usize = CuckooParams::ENCODED_LEN + 8 * TALLY_SLOTS;
 
 impl CuckooFilter {
@@ -69,7 +69,7 @@ impl ChainDump for CuckooFilter {
         let mut payload = Vec::with_capacity(HEADER_LEN);
         chain.params.encode_into(&mut payload);
         for slot in 0..TALLY_SLOTS {
-            payload.extend_from_slice(&counts.get(slot).to_le_bytes());
+            payload.extend_from_slice(&counts.slot(slot).to_le_bytes());
         }
         Ok(payload)
     }

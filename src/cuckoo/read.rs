@@ -42,10 +42,8 @@ impl CuckooFilter {
             size,
             buckets: u64::from(params.buckets),
             filters: params.filters,
-            inserted: (0..params.filters as usize)
-                .map(|i| counts.get(i))
-                .fold(0, u64::wrapping_add),
-            deleted: counts.get(DELETES_SLOT),
+            inserted: counts.items(params.filters),
+            deleted: counts.deleted(),
             bucket_size: params.bucket_size,
             expansion: params.expansion,
             max_iterations: params.max_iterations,

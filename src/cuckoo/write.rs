@@ -2,12 +2,12 @@
 //! chain when it reaches its target.
 
 use super::{cuckoo_params, sub_of, CuckooFilter, Hashed, MAX_FILTERS};
+use crate::chain as tally;
 use crate::error::{CuckooError, Error, Result};
-use crate::keys::{self, TALLY_SUB};
+use crate::keys;
 use crate::meta::{CuckooParams, Meta, Params};
 use crate::store::{Batch, KeyGuard};
 use rocksketch_merge::cuckoo::{FpOp, FpOps};
-use rocksketch_merge::tally::Tally;
 
 impl CuckooFilter {
     /// Inserts into the newest sub-filter, growing the chain first if it is at its
@@ -18,7 +18,7 @@ impl CuckooFilter {
         let counts = self.counts(&prefix)?;
         let mut newest = params.filters - 1;
         let mut grown = None;
-        if counts.get(newest as usize) >= sub_of(&params, newest)?.target {
+        if counts.items_in(newest) >= sub_of(&params, newest)?.target {
             if params.expansion == 0 {
                 return Err(CuckooError::FilterFull.into());
             }
@@ -64,12 +64,8 @@ impl CuckooFilter {
             let ops = FpOps::new(sub.shape, ops).map_err(Error::encode("cuckoo inserts"))?;
             batch.merge_page(keys::page_key(prefix, sub_index as u16, page), ops.encode());
         }
-        let mut slots = vec![0; sub_index as usize + 1];
-        slots[sub_index as usize] = items.len() as u64;
-        batch.merge_page(
-            keys::page_key(prefix, TALLY_SUB, 0),
-            Tally::new(slots).encode_delta(),
-        );
+        let added = tally::added_operand(sub_index, items.len() as u64);
+        batch.merge_page(tally::page_key(prefix), added);
         Ok(batch)
     }
 }

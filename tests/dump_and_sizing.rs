@@ -1,4 +1,5 @@
-//! Filters whose parameters cannot be sized, and dumps taken while the chain changes.
+//! Filters whose parameters cannot be sized, cuckoo dumps restored whole, and dumps
+//! taken while the chain changes.
 
 mod common;
 
@@ -150,4 +151,80 @@ fn a_cuckoo_dump_refuses_to_go_on_once_the_chain_grew() {
         f.scandump(-5),
         Err(Error::Cuckoo(CuckooError::InvalidPosition))
     ));
+}
+
+#[test]
+fn dump_and_restore_reproduce_every_answer() {
+    for fp_bits in [8, 12] {
+        dump_and_restore_at(fp_bits);
+    }
+}
+
+fn dump_and_restore_at(fp_bits: u8) {
+    let mut t = common::TempStore::new();
+    let chunks = dump_and_load(t.store(), fp_bits);
+    assert!(chunks.len() > 2);
+    t.reopen();
+    let ns = t.store().ns(0);
+    let (src, copy) = (ns.cuckoo("src"), ns.cuckoo("copy"));
+    let probes: Vec<String> = (0..20_000).map(|i| format!("m{i}")).collect();
+    assert_eq!(
+        copy.mexists(&probes).unwrap(),
+        src.mexists(&probes).unwrap()
+    );
+    assert!(copy
+        .mexists(&probes[500..12_000])
+        .unwrap()
+        .iter()
+        .all(|f| *f));
+    assert_eq!(copy.info().unwrap(), src.info().unwrap());
+    assert_eq!(copy.count("m600").unwrap(), src.count("m600").unwrap());
+    assert!(matches!(
+        copy.loadchunk(1, &chunks[0].1),
+        Err(Error::Cuckoo(CuckooError::ItemExists))
+    ));
+    assert!(matches!(
+        ns.cuckoo("x").loadchunk(2, b"garbage"),
+        Err(Error::Cuckoo(CuckooError::BadChunk))
+    ));
+    assert!(matches!(
+        src.scandump(-1),
+        Err(Error::Cuckoo(CuckooError::InvalidPosition))
+    ));
+}
+
+/// Fills "src" (deleting some), dumps it, loads the chunks into "copy"; the chunks.
+fn dump_and_load(store: &rocksketch::Store, fp_bits: u8) -> Vec<(i64, Vec<u8>)> {
+    let ns = store.ns(0);
+    let src = ns.cuckoo("src");
+    src.reserve(CuckooOptions {
+        capacity: 5000,
+        bucket_size: 4,
+        expansion: 2,
+        fp_bits,
+        ..CuckooOptions::default()
+    })
+    .unwrap();
+    let items: Vec<String> = (0..12_000).map(|i| format!("m{i}")).collect();
+    for item in &items {
+        src.add(item).unwrap();
+    }
+    for item in &items[..500] {
+        assert!(src.delete(item).unwrap());
+    }
+    let mut chunks = Vec::new();
+    let mut cursor = 0;
+    loop {
+        let (next, chunk) = src.scandump(cursor).unwrap();
+        if next == 0 {
+            break;
+        }
+        chunks.push((next, chunk));
+        cursor = next;
+    }
+    let copy = ns.cuckoo("copy");
+    for (cursor, chunk) in &chunks {
+        copy.loadchunk(*cursor, chunk).unwrap();
+    }
+    chunks
 }

@@ -53,11 +53,13 @@ impl ChainCounts {
     }
 
     /// Counts `n` more items in sub-filter `sub` (a baseline's rewrite of the page).
+    #[cfg(feature = "baselines")]
     pub(crate) fn add(&mut self, sub: u32, n: u64) {
         self.0.add(&added(sub, n));
     }
 
-    /// The page as stored, for a write that rewrites it whole.
+    /// The page as stored, for a write that rewrites it whole (a baseline's).
+    #[cfg(feature = "baselines")]
     pub(crate) fn encode_page(&self) -> Vec<u8> {
         self.0.encode_page()
     }

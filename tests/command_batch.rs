@@ -6,6 +6,7 @@ mod common;
 
 use quickcheck::{Arbitrary, Gen, QuickCheck};
 use rocksketch::command::{execute, execute_pipeline};
+use std::panic::AssertUnwindSafe;
 
 #[derive(Debug, Clone)]
 struct Pipeline(Vec<Vec<String>>);
@@ -158,4 +159,76 @@ fn a_request_its_parser_rejects_keeps_its_own_error_inside_a_batch() {
     let arity = rocksketch::command::Reply::wrong_arity("cms.incrby");
     assert_eq!(got, vec![missing.clone(), arity, missing]);
     assert_eq!(execute(&ns, &requests[1]), got[1]);
+}
+
+/// Every command `execute` answers, given arguments drawn from the words its parsers
+/// look for (keys of every type, numbers at and past their limits, option keywords):
+/// no request panics, every one is answered, and the store answers as before after
+/// them all.
+#[test]
+fn any_arguments_to_any_command_are_answered_without_a_panic() {
+    let store = common::TempStore::new();
+    setup(store.store());
+    let ns = store.store().ns(0);
+    let words = [
+        "bf",
+        "cms",
+        "cf",
+        "td",
+        "tk",
+        "rb",
+        "fresh",
+        "",
+        "0",
+        "1",
+        "2",
+        "-1",
+        "7",
+        "0.5",
+        "1e-320",
+        "inf",
+        "-inf",
+        "nan",
+        "x",
+        "9223372036854775807",
+        "4294967296",
+        "100001",
+        "ITEMS",
+        "CAPACITY",
+        "ERROR",
+        "EXPANSION",
+        "NOCREATE",
+        "NONSCALING",
+        "BUCKETSIZE",
+        "MAXITERATIONS",
+        "FINGERPRINT",
+        "WEIGHTS",
+        "COMPRESSION",
+        "OVERRIDE",
+        "WITHCOUNT",
+        "withc",
+        "SIZE",
+        "FILTERS",
+    ];
+    let commands: Vec<&str> = rocksketch::command::commands().collect();
+    assert!(commands.len() > 60, "{commands:?}");
+    let mut g = Gen::new(8);
+    for round in 0..40 {
+        for name in &commands {
+            let len = usize::arbitrary(&mut g) % 8;
+            let mut request = vec![name.to_uppercase()];
+            request.extend((0..len).map(|_| pick(&mut g, &words).to_owned()));
+            let request: Vec<Vec<u8>> = request.into_iter().map(String::into_bytes).collect();
+            let reply = std::panic::catch_unwind(AssertUnwindSafe(|| execute(&ns, &request)));
+            let reply = reply.unwrap_or_else(|_| panic!("round {round}: {request:?} panicked"));
+            if let rocksketch::command::Reply::Error(text) = &reply {
+                assert!(!text.contains("internal"), "{request:?}: {text}");
+            }
+        }
+    }
+    let info = execute(&ns, &common::args(&["CMS.QUERY", "cms", "a"]));
+    assert!(
+        matches!(info, rocksketch::command::Reply::Array(_)),
+        "{info:?}"
+    );
 }

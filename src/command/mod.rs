@@ -76,6 +76,14 @@ impl<'a> KeyAndList<'a> {
     }
 }
 
+/// The names (lower case) of the commands [`execute`] answers, in the table's order.
+pub fn commands() -> impl Iterator<Item = &'static str> {
+    table::COMMANDS
+        .iter()
+        .filter(|spec| matches!(spec.handler, Handler::Sketch(_)))
+        .map(|spec| spec.name)
+}
+
 /// `<filter>.EXISTS key item`: whether the item may be present.
 fn exists_reply(
     args: &mut Args,

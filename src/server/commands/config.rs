@@ -108,9 +108,13 @@ type Apply = Box<dyn FnOnce(&Connection)>;
 /// `CONFIG SET name value [name value ...]`: all or nothing, as Redis 7.
 fn config_set(conn: &Connection, pairs: &[Vec<u8>]) -> Reply {
     let mut changes: Vec<Apply> = Vec::new();
-    for pair in pairs.chunks(2) {
-        let name = lower(&pair[0]);
-        let value = String::from_utf8_lossy(&pair[1]).into_owned();
+    let mut pairs = Args::of("config|set", pairs);
+    while let Some(name) = pairs.next_opt() {
+        let Some(value) = pairs.next_opt() else {
+            return err("ERR wrong number of arguments for 'config|set' command");
+        };
+        let name = lower(name);
+        let value = String::from_utf8_lossy(value).into_owned();
         match check_set(&name, value) {
             Ok(apply) => changes.push(apply),
             Err(reason) => {

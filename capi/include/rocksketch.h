@@ -13,12 +13,15 @@
 
 // What an operand does to a fingerprint.
 typedef enum {
+  // Insert the fingerprint (kicking others out if its buckets are full).
   RKS_FP_INSERT = 1,
+  // Delete one copy of the fingerprint.
   RKS_FP_DELETE = 2,
 } rks_fp_op_kind;
 
 // What a call did.
 typedef enum {
+  // It did what it says.
   RKS_OK = 0,
   // A required pointer was null (or an array with a nonzero length had none).
   RKS_NULL_ARGUMENT = 1,
@@ -40,23 +43,32 @@ typedef enum {
 // A byte buffer made by this library: an operand or a merged value. Release it with
 // [`rks_buf_free`]; `data` is null and `len` 0 once released or before any use.
 typedef struct {
+  // The bytes, or null.
   uint8_t *data;
+  // How many bytes `data` holds.
   size_t len;
 } rks_buf;
 
 // One sub-filter: `pages` pages of `page_bits` bits, `hashes` bits per item, full at
 // `capacity` items.
 typedef struct {
+  // Items it holds before the chain grows.
   uint64_t capacity;
+  // Bits set per item.
   uint32_t hashes;
+  // Pages it is split into.
   uint32_t pages;
+  // Bits per page.
   uint32_t page_bits;
 } rks_bloom_sub;
 
 // The shape of a sketch: `width × depth` counters in pages of `page_cells`.
 typedef struct {
+  // Counters per row.
   uint32_t width;
+  // Rows (hash functions).
   uint32_t depth;
+  // Counters per page.
   uint32_t page_cells;
 } rks_cms_layout;
 
@@ -68,6 +80,7 @@ typedef struct {
   uint32_t page_buckets;
   // Growth factor of each next sub-filter (a power of two); 0 never grows.
   uint16_t expansion;
+  // Fingerprints per bucket.
   uint8_t bucket_size;
   // 8 (RedisBloom's), 12 or 16.
   uint8_t fp_bits;
@@ -76,17 +89,25 @@ typedef struct {
 // One sub-filter: `pages` pages of `page_buckets` buckets; the chain grows once it
 // holds `target` items.
 typedef struct {
+  // Buckets in this sub-filter.
   uint64_t buckets;
+  // Items it takes before the chain grows.
   uint64_t target;
+  // Buckets per page.
   uint32_t page_buckets;
+  // Pages it is split into.
   uint32_t pages;
+  // Fingerprints per bucket.
   uint8_t bucket_size;
+  // Fingerprint width in bits.
   uint8_t fp_bits;
 } rks_cuckoo_sub;
 
 // One insert or delete of fingerprint `fp` at `bucket` of a page.
 typedef struct {
+  // The bucket within the page.
   uint32_t bucket;
+  // The fingerprint (nonzero, at most `fp_bits` wide).
   uint16_t fp;
   // An `rks_fp_op_kind`.
   uint8_t kind;

@@ -19,16 +19,7 @@ fn scandump_loadchunk_round_trip_reproduces_every_answer() {
     assert!(src.info().unwrap().filters >= 3);
 
     // The client's loop: SCANDUMP from 0 until the cursor comes back 0.
-    let mut chunks = Vec::new();
-    let mut cursor = 0;
-    loop {
-        let (next, chunk) = src.scandump(cursor).unwrap();
-        if next == 0 {
-            break;
-        }
-        chunks.push((next, chunk));
-        cursor = next;
-    }
+    let chunks = common::dump_chunks(|cursor| src.scandump(cursor));
     assert!(chunks.len() >= 2, "a header and at least one page");
     let dst = s.bloom("dst");
     for (cursor, chunk) in &chunks {

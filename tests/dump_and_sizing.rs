@@ -110,16 +110,7 @@ fn a_bloom_dump_refuses_to_go_on_once_the_chain_grew_or_the_key_was_recreated() 
     ));
 
     // A dump restarted from 0 completes, and loads.
-    let mut chunks = Vec::new();
-    let mut cursor = 0;
-    loop {
-        let (next, chunk) = f.scandump(cursor).unwrap();
-        if next == 0 {
-            break;
-        }
-        chunks.push((next, chunk));
-        cursor = next;
-    }
+    let chunks = common::dump_chunks(|cursor| f.scandump(cursor));
     let copy = t.store().bloom("copy");
     for (cursor, chunk) in &chunks {
         copy.loadchunk(*cursor, chunk).unwrap();
@@ -212,16 +203,7 @@ fn dump_and_load(store: &rocksketch::Store, fp_bits: u8) -> Vec<(i64, Vec<u8>)> 
     for item in &items[..500] {
         assert!(src.delete(item).unwrap());
     }
-    let mut chunks = Vec::new();
-    let mut cursor = 0;
-    loop {
-        let (next, chunk) = src.scandump(cursor).unwrap();
-        if next == 0 {
-            break;
-        }
-        chunks.push((next, chunk));
-        cursor = next;
-    }
+    let chunks = common::dump_chunks(|cursor| src.scandump(cursor));
     let copy = ns.cuckoo("copy");
     for (cursor, chunk) in &chunks {
         copy.loadchunk(*cursor, chunk).unwrap();

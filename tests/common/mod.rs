@@ -41,6 +41,23 @@ impl TempStore {
 }
 
 /// Arguments of a command as byte strings.
+/// A client's dump loop: `scandump` from cursor 0 until the cursor comes back 0; the
+/// `(cursor, chunk)` pairs to load in order.
+pub fn dump_chunks(
+    mut scandump: impl FnMut(i64) -> rocksketch::Result<(i64, Vec<u8>)>,
+) -> Vec<(i64, Vec<u8>)> {
+    let mut chunks = Vec::new();
+    let mut cursor = 0;
+    loop {
+        let (next, chunk) = scandump(cursor).expect("a dump chunk");
+        if next == 0 {
+            return chunks;
+        }
+        chunks.push((next, chunk));
+        cursor = next;
+    }
+}
+
 pub fn args(words: &[&str]) -> Vec<Vec<u8>> {
     words.iter().map(|w| w.as_bytes().to_vec()).collect()
 }

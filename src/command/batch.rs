@@ -9,8 +9,8 @@
 //! gets its own error.
 
 use super::args::Args;
-use super::table::{self, Handler};
-use super::{execute, Reply};
+use super::table;
+use super::{execute, KeyAndList, Reply};
 use crate::error::{Error, Result};
 use crate::store::Namespace;
 
@@ -39,14 +39,34 @@ impl<'a> Run<'a> {
     /// Every request read by `parse`, or `None` if `parse` rejects any (the caller then
     /// runs them one by one, each answering its own error).
     pub(crate) fn parse_all<T>(&self, parse: fn(&mut Args<'a>) -> Result<T>) -> Option<Vec<T>> {
-        self.parse(parse).into_iter().map(Result::ok).collect()
+        self.requests
+            .iter()
+            .map(|request| parse(&mut Args::new(self.command, request)).ok())
+            .collect()
     }
 
     /// Every request's one item (`cmd key item`), or `None` if a request is not of
     /// that shape.
     pub(crate) fn items(&self) -> Option<Vec<&'a [u8]>> {
-        let parsed = self.parse_all(super::key_and_item)?;
-        Some(parsed.into_iter().map(|(_, item)| item).collect())
+        self.requests
+            .iter()
+            .map(|request| {
+                let (_, item) = super::key_and_item(&mut Args::new(self.command, request)).ok()?;
+                Some(item)
+            })
+            .collect()
+    }
+
+    /// For requests of the shape `cmd key arg [arg ...]`: how many arguments each has
+    /// after its key, and all of them in order; `None` if a request is not of it.
+    pub(crate) fn lists(&self) -> Option<(Vec<usize>, Vec<&'a [u8]>)> {
+        let lists = self.parse_all(KeyAndList::parse)?;
+        let lens = lists.iter().map(|parsed| parsed.list.len()).collect();
+        let all = lists
+            .iter()
+            .flat_map(|parsed| parsed.list.iter().map(Vec::as_slice))
+            .collect();
+        Some((lens, all))
     }
 
     /// Runs every request alone, as it would have run without the batch.
@@ -132,11 +152,11 @@ pub fn run_length(requests: &[Vec<Vec<u8>>], at: usize) -> usize {
 
 /// Runs requests that share one batch key (or a single request of any kind).
 pub fn execute_run(ns: &Namespace, requests: &[Vec<Vec<u8>>]) -> Vec<Reply> {
-    let batch = requests.first().and_then(|r| table::batch_key(r));
-    let (Some((spec, key)), true) = (batch, requests.len() > 1) else {
-        return requests.iter().map(|r| execute(ns, r)).collect();
+    let batch = match requests {
+        [first, _, ..] => table::batch_key(first),
+        _ => None,
     };
-    let (Some(batch), Handler::Sketch(_)) = (spec.batch, spec.handler) else {
+    let Some((spec, key)) = batch else {
         return requests.iter().map(|r| execute(ns, r)).collect();
     };
     let run = Run {
@@ -144,5 +164,7 @@ pub fn execute_run(ns: &Namespace, requests: &[Vec<Vec<u8>>]) -> Vec<Reply> {
         key,
         requests,
     };
-    batch(ns, run)
+    // `batch_key` admits only the rows that have a batch.
+    spec.batch
+        .map_or_else(|| run.one_by_one(ns), |batch| batch(ns, run))
 }

@@ -3,8 +3,8 @@
 use super::args::Args;
 use super::batch::Run;
 use super::parse::{arg_index, parse_f64, parse_i64};
-use super::Reply;
 use super::{key_and_cursor, key_and_item};
+use super::{KeyAndList, Reply};
 use crate::bloom::{BloomInfo, DEFAULT_CAPACITY, DEFAULT_ERROR, DEFAULT_EXPANSION, MAX_EXPANSION};
 use crate::error::{BloomError, Error, Result};
 use crate::store::Namespace;
@@ -45,9 +45,8 @@ pub(super) fn add_run(ns: &Namespace, run: Run) -> Vec<Reply> {
 }
 
 pub(super) fn madd(ns: &Namespace, args: &mut Args) -> Result<Reply> {
-    let key = args.next_key()?;
-    let items = args.rest_nonempty()?;
-    let (added, error) = ns.bloom(key).madd(items);
+    let KeyAndList { key, list } = KeyAndList::parse(args)?;
+    let (added, error) = ns.bloom(key).madd(list);
     madd_reply(added, error)
 }
 

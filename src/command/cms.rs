@@ -47,34 +47,17 @@ pub(super) fn init_by_prob(ns: &Namespace, args: &mut Args) -> Result<Reply> {
 /// One `CMS.INCRBY`'s (item, increment) pairs.
 type Pairs<'a> = Vec<(&'a [u8], u64)>;
 
-/// `CMS.INCRBY key item increment [item increment ...]`, read without the store: the
-/// increments are parsed when it runs, after the key is checked, as RedisBloom does.
-struct IncrBy<'a> {
-    key: &'a [u8],
-    pairs: &'a [Vec<u8>],
-}
-
-impl<'a> IncrBy<'a> {
-    fn parse(args: &mut Args<'a>) -> Result<IncrBy<'a>> {
-        let key = args.next_key()?;
-        let pairs = args.rest_nonempty()?;
-        if pairs.len() % 2 == 1 {
-            return Err(args.wrong_arity());
-        }
-        Ok(IncrBy { key, pairs })
+/// `CMS.INCRBY`'s (item, increment) pairs (read by [`KeyAndList::pairs`], after the key
+/// is checked, as RedisBloom does), or the error that rejects the command as a whole.
+fn increments(list: &[Vec<u8>]) -> Result<Pairs<'_>> {
+    let mut pairs = Args::of("cms.incrby", list);
+    let mut out = Vec::with_capacity(list.len() / 2);
+    while let Some(item) = pairs.next_opt() {
+        let incr = pairs.next_i64(CmsError::CannotParseNumber)?;
+        let incr = u64::try_from(incr).map_err(|_| CmsError::NumberNegative)?;
+        out.push((item, incr));
     }
-
-    /// The (item, increment) pairs, or the error that rejects the command as a whole.
-    fn increments(&self) -> Result<Pairs<'a>> {
-        let mut pairs = Args::of("cms.incrby", self.pairs);
-        let mut out = Vec::with_capacity(self.pairs.len() / 2);
-        while let Some(item) = pairs.next_opt() {
-            let incr = pairs.next_i64(CmsError::CannotParseNumber)?;
-            let incr = u64::try_from(incr).map_err(|_| CmsError::NumberNegative)?;
-            out.push((item, incr));
-        }
-        Ok(out)
-    }
+    Ok(out)
 }
 
 /// `CMS.INCRBY`'s reply: the estimates, an error in place of any that overflowed.
@@ -90,10 +73,10 @@ fn estimates_reply(estimates: impl Iterator<Item = u32>) -> Reply {
 }
 
 pub(super) fn incr_by(ns: &Namespace, args: &mut Args) -> Result<Reply> {
-    let command = IncrBy::parse(args)?;
-    let cms = ns.cms(command.key);
+    let KeyAndList { key, list } = KeyAndList::pairs(args)?;
+    let cms = ns.cms(key);
     cms.dims()?;
-    let pairs = command.increments()?;
+    let pairs = increments(list)?;
     let estimates = cms.incr_by_with_estimates(&pairs)?;
     Ok(estimates_reply(estimates.into_iter()))
 }
@@ -102,7 +85,7 @@ pub(super) fn incr_by(ns: &Namespace, args: &mut Args) -> Result<Reply> {
 /// back per command; a command whose pairs do not parse gets its own error.
 pub(super) fn incr_by_run(ns: &Namespace, run: Run) -> Vec<Reply> {
     let cms = ns.cms(run.key());
-    let commands = run.parse(IncrBy::parse);
+    let commands = run.parse(KeyAndList::pairs);
     // A missing key or another type answers before any number is parsed (a request of
     // the wrong arity is answered so before the key is looked at).
     if let Err(err) = cms.dims() {
@@ -114,7 +97,7 @@ pub(super) fn incr_by_run(ns: &Namespace, run: Run) -> Vec<Reply> {
     }
     let parsed: Vec<Result<Pairs>> = commands
         .into_iter()
-        .map(|c| c.and_then(|c| c.increments()))
+        .map(|c| c.and_then(|c| increments(c.list)))
         .collect();
     let pairs: Vec<(&[u8], u64)> = parsed.iter().flatten().flatten().copied().collect();
     let estimates = match cms.incr_by_with_estimates(&pairs) {
@@ -142,19 +125,14 @@ pub(super) fn query(ns: &Namespace, args: &mut Args) -> Result<Reply> {
 
 /// A run of `CMS.QUERY`s: one read of every command's items.
 pub(super) fn query_run(ns: &Namespace, run: Run) -> Vec<Reply> {
-    let Some(queries) = run.parse_all(KeyAndList::parse) else {
+    let Some((lens, items)) = run.lists() else {
         return run.one_by_one(ns);
     };
-    let items: Vec<&[u8]> = queries
-        .iter()
-        .flat_map(|q| q.list.iter().map(Vec::as_slice))
-        .collect();
     match ns.cms(run.key()).query(&items) {
         Ok(estimates) => {
             let mut estimates = estimates.into_iter();
-            queries
-                .iter()
-                .map(|q| ints(estimates.by_ref().take(q.list.len())))
+            lens.iter()
+                .map(|n| ints(estimates.by_ref().take(*n)))
                 .collect()
         }
         Err(err) => run.each(Reply::from(&err)),

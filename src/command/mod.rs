@@ -74,6 +74,15 @@ impl<'a> KeyAndList<'a> {
         let list = args.rest_nonempty()?;
         Ok(KeyAndList { key, list })
     }
+
+    /// `cmd key item value [item value ...]`: the list, in pairs.
+    fn pairs(args: &mut Args<'a>) -> Result<KeyAndList<'a>> {
+        let parsed = KeyAndList::parse(args)?;
+        match parsed.list.len() % 2 {
+            0 => Ok(parsed),
+            _ => Err(args.wrong_arity()),
+        }
+    }
 }
 
 /// The names (lower case) of the commands [`execute`] answers, in the table's order.

@@ -24,18 +24,11 @@ pub(super) fn add(ns: &Namespace, args: &mut Args) -> Result<Reply> {
 /// A run of `RIBBON.ADD`s: one blind staging of all their items. If it fails, each
 /// runs alone, so that one command's error is its own.
 pub(super) fn add_run(ns: &Namespace, run: Run) -> Vec<Reply> {
-    let Some(commands) = run.parse_all(KeyAndList::parse) else {
+    let Some((lens, items)) = run.lists() else {
         return run.one_by_one(ns);
     };
-    let items: Vec<&[u8]> = commands
-        .iter()
-        .flat_map(|c| c.list.iter().map(Vec::as_slice))
-        .collect();
     match ns.ribbon(run.key()).add(&items) {
-        Ok(_) => commands
-            .iter()
-            .map(|c| Reply::Int(c.list.len() as i64))
-            .collect(),
+        Ok(_) => lens.iter().map(|n| Reply::Int(*n as i64)).collect(),
         Err(_) => run.one_by_one(ns),
     }
 }

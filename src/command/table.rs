@@ -244,7 +244,7 @@ pub(crate) static COMMANDS: &[Spec] = &[
     sketch("tdigest.info", 2, READ, tdigest::info),
     sketch("topk.reserve", -3, WRITE, topk::reserve),
     sketch("topk.add", -3, WRITE, topk::add).batched(topk::add_run),
-    sketch("topk.incrby", -4, WRITE, topk::incr_by).batched(topk::add_run),
+    sketch("topk.incrby", -4, WRITE, topk::add).batched(topk::add_run),
     sketch("topk.query", -3, READ, topk::query),
     sketch("topk.count", -3, READ, topk::count),
     sketch("topk.list", -2, READ, topk::list),

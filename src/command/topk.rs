@@ -61,9 +61,8 @@ pub(crate) fn expelled(item: Option<Vec<u8>>) -> Reply {
 /// key, and the items with their increments (an `INCRBY`'s up to its first bad
 /// increment, and that error), read once the key is found.
 struct Add<'a> {
-    key: &'a [u8],
     /// For `TOPK.ADD`, items; for `TOPK.INCRBY`, item-increment pairs.
-    rest: &'a [Vec<u8>],
+    args: KeyAndList<'a>,
     incrby: bool,
 }
 
@@ -73,20 +72,20 @@ type Pairs<'a> = (Vec<(&'a [u8], u32)>, Option<TopKError>);
 impl<'a> Add<'a> {
     fn parse(args: &mut Args<'a>) -> Result<Add<'a>> {
         let incrby = args.command() == "topk.incrby";
-        let key = args.next_key()?;
-        let rest = args.rest_nonempty()?;
-        if incrby && rest.len() % 2 == 1 {
-            return Err(args.wrong_arity());
-        }
-        Ok(Add { key, rest, incrby })
+        let args = match incrby {
+            true => KeyAndList::pairs(args)?,
+            false => KeyAndList::parse(args)?,
+        };
+        Ok(Add { args, incrby })
     }
 
     fn pairs(&self) -> Pairs<'a> {
+        let list = self.args.list;
         if !self.incrby {
-            return (self.rest.iter().map(|i| (i.as_slice(), 1)).collect(), None);
+            return (list.iter().map(|i| (i.as_slice(), 1)).collect(), None);
         }
-        let mut args = Args::of("topk.incrby", self.rest);
-        let mut pairs = Vec::with_capacity(self.rest.len() / 2);
+        let mut args = Args::of("topk.incrby", list);
+        let mut pairs = Vec::with_capacity(list.len() / 2);
         while let Some(item) = args.next_opt() {
             match args.next_u64(TopKError::BadIncrement) {
                 Ok(n) if n <= u64::from(MAX_INCREMENT) => pairs.push((item, n as u32)),
@@ -108,16 +107,11 @@ fn add_reply(expelled: impl Iterator<Item = Option<Vec<u8>>>, bad: Option<TopKEr
 
 pub(super) fn add(ns: &Namespace, args: &mut Args) -> Result<Reply> {
     let command = Add::parse(args)?;
-    let top = existing(ns, command.key)?;
+    let top = existing(ns, command.args.key)?;
     // Pairs before a bad increment stay applied, and the reply ends with its error
     // (RedisBloom announces every pair's element first and leaves the reply short).
     let (pairs, bad) = command.pairs();
     Ok(add_reply(top.incr_by(&pairs)?.into_iter(), bad))
-}
-
-/// `TOPK.INCRBY` reads as `TOPK.ADD` does, with increments.
-pub(super) fn incr_by(ns: &Namespace, args: &mut Args) -> Result<Reply> {
-    add(ns, args)
 }
 
 /// A run of `TOPK.ADD`s or `TOPK.INCRBY`s: every command's pairs in one engine call,

@@ -4,7 +4,7 @@
 use super::conn::Connection;
 use super::glob;
 use crate::command::args::Args;
-use crate::command::table::{self, Handler};
+use crate::command::table::{self, Handler, Spec};
 use crate::command::{self, parse::parse_i64, Reply};
 use crate::resp::Protocol;
 use crate::store::Namespace;
@@ -65,16 +65,19 @@ const SYNTAX: &str = "ERR syntax error";
 
 const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
 
-/// Whether `args` names a known command with a valid number of arguments; else the
+/// Whether `request` names a known command with a valid number of arguments; else the
 /// error Redis answers (what `MULTI` checks before it queues a command).
 pub(crate) fn check_call(request: &[Vec<u8>]) -> Result<(), Reply> {
-    let Some(name) = request.first() else {
-        return Err(err("ERR empty command"));
-    };
-    match table::lookup(name) {
+    let spec = request.first().and_then(|name| table::lookup(name));
+    checked(spec, request).map(|_| ())
+}
+
+/// The row `request` names (`spec`, looked up from its name), if its arity fits.
+fn checked(spec: Option<&'static Spec>, request: &[Vec<u8>]) -> Result<&'static Spec, Reply> {
+    match spec {
         None => Err(command::unknown_command(request)),
         Some(spec) if !spec.arity_ok(request.len()) => Err(Reply::wrong_arity(spec.name)),
-        Some(_) => Ok(()),
+        Some(spec) => Ok(spec),
     }
 }
 
@@ -84,11 +87,9 @@ pub(crate) fn dispatch(conn: &mut Connection, request: &[Vec<u8>]) -> Outcome {
     if !conn.authenticated && !spec.is_some_and(|s| s.flags.contains(&"no-auth")) {
         return Outcome::Reply(err(NOAUTH));
     }
-    if let Err(reply) = check_call(request) {
-        return Outcome::Reply(reply);
-    }
-    let Some(spec) = spec else {
-        return Outcome::Reply(command::unknown_command(request));
+    let spec = match checked(spec, request) {
+        Ok(spec) => spec,
+        Err(reply) => return Outcome::Reply(reply),
     };
     let mut args = Args::new(spec.name, request);
     Outcome::Reply(match spec.handler {

@@ -6,7 +6,10 @@
 #![warn(missing_docs)]
 
 mod double;
+mod inbox;
 mod inline;
+
+pub use inbox::{Inbox, Request};
 
 /// Splits a line into arguments as Redis does (`sdssplitargs`: white space, `"..."` with
 /// escapes, `'...'`), for inline commands and `redis.conf`-style files; `None` for a
@@ -38,6 +41,9 @@ pub enum Reply {
     Map(Vec<(Reply, Reply)>),
     /// A boolean in RESP3; the integer 1 or 0 in RESP2.
     Bool(bool),
+    /// The null array (`*-1` in RESP2, `_` in RESP3): `EXEC` of a transaction a
+    /// `WATCH`ed key's change aborted.
+    NullArray,
     /// A double, as Redis prints it ([`format_double`]): a RESP3 double, a bulk string
     /// in RESP2. Built with [`Reply::double`].
     Double(String),
@@ -88,6 +94,10 @@ pub fn encode(reply: &Reply, protocol: Protocol, out: &mut Vec<u8>) {
             Protocol::Resp2 => out.extend_from_slice(b"$-1\r\n"),
             Protocol::Resp3 => out.extend_from_slice(b"_\r\n"),
         },
+        Reply::NullArray => match protocol {
+            Protocol::Resp2 => out.extend_from_slice(b"*-1\r\n"),
+            Protocol::Resp3 => out.extend_from_slice(b"_\r\n"),
+        },
         Reply::Bool(b) => match protocol {
             Protocol::Resp2 => line(out, b':', if *b { b"1" } else { b"0" }),
             Protocol::Resp3 => line(out, b'#', if *b { b"t" } else { b"f" }),
@@ -112,6 +122,18 @@ pub fn encode(reply: &Reply, protocol: Protocol, out: &mut Vec<u8>) {
                 encode(v, protocol, out);
             }
         }
+    }
+}
+
+/// Appends a request in the multi-bulk form clients send (`*N`, then `$len` and the
+/// bytes of each argument): what a client or a test writes to a server.
+pub fn encode_request<A: AsRef<[u8]>>(args: &[A], out: &mut Vec<u8>) {
+    out.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
+    for arg in args {
+        let arg = arg.as_ref();
+        out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
+        out.extend_from_slice(arg);
+        out.extend_from_slice(b"\r\n");
     }
 }
 
@@ -199,6 +221,11 @@ impl RequestParser {
     /// Replaces the limits, for the requests after the one in progress.
     pub fn set_limits(&mut self, limits: Limits) {
         self.limits = limits;
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> Limits {
+        self.limits
     }
 
     /// The next request at the start of `buf` (see [`parse`]).

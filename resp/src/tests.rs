@@ -68,12 +68,7 @@ quickcheck::quickcheck! {
 fn wire_of(requests: &[Vec<Vec<u8>>]) -> Vec<u8> {
     let mut wire = Vec::new();
     for args in requests {
-        wire.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
-        for arg in args {
-            wire.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
-            wire.extend_from_slice(arg);
-            wire.extend_from_slice(b"\r\n");
-        }
+        encode_request(args, &mut wire);
     }
     wire
 }

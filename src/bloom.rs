@@ -100,16 +100,32 @@ impl BloomFilter {
     /// present), then one write batch: an operand per page touched, a tally delta, and
     /// the metadata if the chain grew.
     pub fn madd<I: AsRef<[u8]>>(&self, items: &[I]) -> (Vec<bool>, Option<Error>) {
+        let defaults = validate(DEFAULT_ERROR, DEFAULT_CAPACITY, DEFAULT_EXPANSION);
+        self.madd_creating(items, defaults.map(Some))
+    }
+
+    /// [`BloomFilter::madd`], creating a missing filter with `create`'s parameters (in
+    /// the adds' batch), or answering `ERR not found` if `None`.
+    fn madd_creating<I: AsRef<[u8]>>(
+        &self,
+        items: &[I],
+        create: Result<Option<BloomParams>>,
+    ) -> (Vec<bool>, Option<Error>) {
         let mut added = Vec::with_capacity(items.len());
-        match self.add_locked(items, &mut added) {
+        match create.and_then(|create| self.add_locked(items, &mut added, create)) {
             Ok(()) => (added, None),
             Err(err) => (added, Some(err)),
         }
     }
 
-    fn add_locked<I: AsRef<[u8]>>(&self, items: &[I], answers: &mut Vec<bool>) -> Result<()> {
+    fn add_locked<I: AsRef<[u8]>>(
+        &self,
+        items: &[I],
+        answers: &mut Vec<bool>,
+        create: Option<BloomParams>,
+    ) -> Result<()> {
         let guard = self.store.lock(self.ns, &self.key);
-        let meta = self.meta_or_create(&guard)?;
+        let meta = self.meta_or_create_with(&guard, create)?;
         let mut params = bloom_params(&meta)?;
         let stored_filters = params.filters;
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
@@ -174,9 +190,9 @@ impl BloomFilter {
         added_to: &[u64],
     ) -> Result<()> {
         if new_bits.is_empty() {
-            return Ok(());
+            return guard.write_pending();
         }
-        let mut batch = self.store.batch()?;
+        let mut batch = guard.batch()?;
         for ((i, page), bits) in new_bits {
             let delta = BitDelta::sparse(sub_of(params, i).page_bits, bits)
                 .map_err(Error::encode("a bit delta"))?;
@@ -217,7 +233,7 @@ impl BloomFilter {
     /// newest sub-filter would pass its capacity.
     fn try_add_blind<I: AsRef<[u8]>>(&self, items: &[I]) -> Result<bool> {
         let shared = self.store.share(self.ns, &self.key);
-        let (_guard, meta) = match shared.typed_meta(KeyType::Bloom)? {
+        let (guard, meta) = match shared.typed_meta(KeyType::Bloom)? {
             Some(meta) => (shared, meta),
             None => {
                 drop(shared);
@@ -237,7 +253,7 @@ impl BloomFilter {
         else {
             return Ok(false);
         };
-        let mut batch = self.store.batch()?;
+        let mut batch = guard.batch()?;
         for (key, operand) in add_operands(&prefix, &params, items)? {
             batch.merge_page(key, operand);
         }
@@ -254,15 +270,21 @@ impl BloomFilter {
         items: &[I],
         create: Option<(f64, u64, u32)>,
     ) -> Result<(Vec<bool>, Option<Error>)> {
-        if self.store.meta(self.ns, &self.key)?.is_none() {
-            let (error, capacity, expansion) = create.ok_or(BloomError::NotFound)?;
-            match self.reserve(error, capacity, expansion) {
-                // Another client created it in between: add to theirs, as Redis would.
-                Ok(()) | Err(Error::Bloom(BloomError::ItemExists)) => {}
-                Err(err) => return Err(err),
+        // A missing filter is created in the adds' batch: a refused add creates nothing.
+        // Its parameters are checked only if it is missing, as before.
+        let missing = self.store.meta(self.ns, &self.key)?.is_none();
+        let create = match (create, missing) {
+            (None, true) => return Err(BloomError::NotFound.into()),
+            (None, false) => None,
+            (Some((error, capacity, expansion)), true) => {
+                Some(validate(error, capacity, expansion)?)
             }
-        }
-        Ok(self.madd(items))
+            // Deleted in between: created as asked if the parameters hold.
+            (Some((error, capacity, expansion)), false) => {
+                validate(error, capacity, expansion).ok()
+            }
+        };
+        Ok(self.madd_creating(items, Ok(create)))
     }
 
     /// Whether the item may be present (`BF.EXISTS`); false for a missing key.
@@ -321,13 +343,27 @@ impl BloomFilter {
 
     /// The key's metadata, creating a filter with RedisBloom's defaults if the key is
     /// missing (as `BF.ADD` does), under the exclusive `guard`.
+    ///
+    /// The key is written with the first write made under `guard` (see
+    /// [`KeyGuard::create_with_first_write`]): a refused add creates nothing.
     fn meta_or_create(&self, guard: &KeyGuard) -> Result<Meta> {
+        let defaults = validate(DEFAULT_ERROR, DEFAULT_CAPACITY, DEFAULT_EXPANSION)?;
+        self.meta_or_create_with(guard, Some(defaults))
+    }
+
+    /// [`BloomFilter::meta_or_create`] with `create`'s parameters; `ERR not found` for a
+    /// missing key if `None`.
+    fn meta_or_create_with(&self, guard: &KeyGuard, create: Option<BloomParams>) -> Result<Meta> {
         match guard.typed_meta(KeyType::Bloom)? {
             Some(meta) => Ok(meta),
-            None => self.create(
-                guard,
-                validate(DEFAULT_ERROR, DEFAULT_CAPACITY, DEFAULT_EXPANSION)?,
-            ),
+            None => {
+                let params = create.ok_or(BloomError::NotFound)?;
+                let page_bits = self.store.page_cells() * 32;
+                guard.create_with_first_write(Params::Bloom(BloomParams {
+                    page_bits,
+                    ..params
+                }))
+            }
         }
     }
 

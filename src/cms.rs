@@ -146,26 +146,31 @@ impl Cms {
                     .map(|(item, incr)| (item.as_slice(), *incr))
                     .collect();
                 let cms = Cms::new(store.clone(), ns, key.to_vec());
-                match cms.incr_by_with_estimates_alone(&pairs) {
-                    Ok(estimates) => {
-                        let mut estimates = estimates.into_iter();
-                        requests
-                            .iter()
-                            .map(|r| Ok(estimates.by_ref().take(r.len()).collect()))
-                            .collect()
-                    }
-                    Err(err) => vec![Err(err)],
-                }
+                answers_per_request(requests, cms.incr_by_with_estimates_alone(&pairs))
             })
     }
 
-    fn incr_by_with_estimates_alone(&self, items: &[(&[u8], u64)]) -> Result<Vec<u32>> {
+    /// The increments written and their estimates: an outer error when nothing was
+    /// written, an inner one when the increments were written but their estimates
+    /// could not be read.
+    fn incr_by_with_estimates_alone(&self, items: &[(&[u8], u64)]) -> Result<Result<Vec<u32>>> {
         let guard = self.store.share(self.ns, &self.key);
         let layout = self.layout(&guard)?;
         let db = self.store.db()?;
         let before = db.snapshot();
         self.write_increments(&layout, items)?;
-        let pages = self.read_pages(&layout, items.iter().map(|(i, _)| i.as_ref()))?;
+        Ok(self.estimates_after(&layout, &before, items))
+    }
+
+    /// What `items` read after their increments were written (see
+    /// [`Cms::incr_by_with_estimates_alone`]), `before` being a snapshot from before.
+    fn estimates_after(
+        &self,
+        layout: &Layout,
+        before: &rocksdb::SnapshotWithThreadMode<'_, rocksdb::DB>,
+        items: &[(&[u8], u64)],
+    ) -> Result<Vec<u32>> {
+        let pages = self.read_pages(layout, items.iter().map(|(i, _)| i.as_ref()))?;
         let mut later: HashMap<(u32, u32), u64> = HashMap::new();
         let mut estimates = vec![0; items.len()];
         let mut ambiguous = false;
@@ -184,9 +189,9 @@ impl Cms {
             return Ok(estimates);
         }
         let mut read_opts = ReadOptions::default();
-        read_opts.set_snapshot(&before);
-        let wanted = pages::pages_of(&layout, items.iter().map(|(i, _)| *i));
-        let earlier = self.read_page_set(&layout, &wanted, Some(&read_opts))?;
+        read_opts.set_snapshot(before);
+        let wanted = pages::pages_of(layout, items.iter().map(|(i, _)| *i));
+        let earlier = self.read_page_set(layout, &wanted, Some(&read_opts))?;
         let mut cells: BTreeMap<u32, Vec<u32>> = wanted
             .iter()
             .map(|page| {
@@ -351,9 +356,60 @@ pub fn dims_from_prob(error: f64, probability: f64) -> Result<(u64, u64)> {
     Ok((width, depth))
 }
 
+/// Each combined request's answer from the combined call's `outcome` (see
+/// [`Cms::incr_by_with_estimates_alone`]). When nothing was written, only the first
+/// request is answered (the error), and the combiner runs the others again alone; once
+/// the increments were written, every request is answered, so none is applied twice.
+fn answers_per_request(
+    requests: &[Vec<(Vec<u8>, u64)>],
+    outcome: Result<Result<Vec<u32>>>,
+) -> Vec<Result<Vec<u32>>> {
+    match outcome {
+        Ok(Ok(estimates)) => {
+            let mut estimates = estimates.into_iter();
+            requests
+                .iter()
+                .map(|r| Ok(estimates.by_ref().take(r.len()).collect()))
+                .collect()
+        }
+        Err(err) => vec![Err(err)],
+        Ok(Err(err)) => {
+            let text =
+                format!("{err} (the increments were applied; their estimates could not be read)");
+            requests
+                .iter()
+                .map(|_| Err(Error::Storage(text.clone())))
+                .collect()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_combined_increment_that_was_written_is_answered_for_every_request() {
+        let requests = vec![
+            vec![(b"a".to_vec(), 1)],
+            vec![(b"b".to_vec(), 2), (b"c".to_vec(), 3)],
+        ];
+        // Written, then the read failed: every request answered (the combiner re-runs
+        // only what is left unanswered: before, all but the first ran twice).
+        let read_failed = Ok(Err(Error::Storage("read failed".into())));
+        let answers = answers_per_request(&requests, read_failed);
+        assert_eq!(answers.len(), requests.len());
+        for answer in answers {
+            let text = answer.unwrap_err().to_string();
+            assert!(text.contains("the increments were applied"), "{text}");
+        }
+        // Not written: the first answered, the rest left to run alone.
+        let write_failed = Err(Error::Storage("write failed".into()));
+        assert_eq!(answers_per_request(&requests, write_failed).len(), 1);
+        let fine = answers_per_request(&requests, Ok(Ok(vec![1, 2, 3])));
+        let fine: Vec<Vec<u32>> = fine.into_iter().map(Result::unwrap).collect();
+        assert_eq!(fine, vec![vec![1], vec![2, 3]]);
+    }
 
     #[test]
     fn dims_from_prob_matches_redisbloom() {

@@ -178,7 +178,7 @@ impl CuckooFilter {
                 match guard.typed_meta(KeyType::Cuckoo)? {
                     Some(meta) => (guard, meta, false),
                     None => {
-                        let meta = guard.new_meta(Params::Cuckoo(self.default_params()?));
+                        let meta = guard.new_meta(Params::Cuckoo(self.default_params()?))?;
                         (guard, meta, true)
                     }
                 }
@@ -199,7 +199,7 @@ impl CuckooFilter {
             .iter()
             .map(|i| hashed(i.as_ref(), params.fp_bits))
             .collect();
-        let batch = self.insert_batch(&prefix, &params, newest, &hashed)?;
+        let batch = self.insert_batch(&guard, &prefix, &params, newest, &hashed)?;
         match created {
             true => guard.put_meta(meta, batch)?,
             false => self.store.write(batch)?,
@@ -235,6 +235,7 @@ impl CuckooFilter {
         let h = hashed(item, params.fp_bits);
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
         if self.counts_of(&prefix, &params, &[h])?[0] > 0 {
+            guard.write_pending()?;
             return Ok(false);
         }
         self.insert_locked(&guard, meta, h)?;
@@ -252,6 +253,8 @@ impl CuckooFilter {
         nocreate: bool,
         nx: bool,
     ) -> Result<Vec<i64>> {
+        let mut answers = Vec::with_capacity(items.len());
+        let mut rest = items;
         if self.store.meta(self.ns, &self.key)?.is_none() {
             if nocreate {
                 return Err(CuckooError::NotFound.into());
@@ -260,28 +263,33 @@ impl CuckooFilter {
                 capacity: capacity.unwrap_or(DEFAULT_CAPACITY),
                 ..CuckooOptions::default()
             };
-            match self.reserve(options) {
-                // Another client created it in between: add to theirs.
-                Ok(()) | Err(Error::Cuckoo(CuckooError::ItemExists)) => {}
-                Err(err) => return Err(err),
+            let params = validate(options, self.store.page_cells() * 4)?;
+            // Created along with the first item's insert, in one batch: a refused
+            // insert creates nothing. (Another client may have created it in between:
+            // then every item goes to theirs, as Redis would.)
+            if let Some((first, tail)) = items.split_first() {
+                let guard = self.store.lock(self.ns, &self.key);
+                if guard.typed_meta(KeyType::Cuckoo)?.is_none() {
+                    let meta = guard.create_with_first_write(Params::Cuckoo(params))?;
+                    let h = hashed(first.as_ref(), params.fp_bits);
+                    self.insert_locked(&guard, meta, h)?;
+                    answers.push(1);
+                    rest = tail;
+                }
             }
         }
-        items
-            .iter()
-            .map(|item| {
-                let added = if nx {
-                    self.add_nx(item).map(i64::from)
-                } else {
-                    self.add(item).map(|()| 1)
-                };
-                match added {
-                    Err(Error::Cuckoo(
-                        CuckooError::FilterFull | CuckooError::MaximumExpansions,
-                    )) => Ok(-1),
-                    other => other,
-                }
-            })
-            .collect()
+        for item in rest {
+            let added = if nx {
+                self.add_nx(item).map(i64::from)
+            } else {
+                self.add(item).map(|()| 1)
+            };
+            answers.push(match added {
+                Err(Error::Cuckoo(CuckooError::FilterFull | CuckooError::MaximumExpansions)) => -1,
+                other => other?,
+            });
+        }
+        Ok(answers)
     }
 
     /// Deletes one copy of an item (`CF.DEL`): only if it is present, from the newest
@@ -320,10 +328,12 @@ impl CuckooFilter {
 
     /// The key's metadata, creating a filter with RedisBloom's defaults if the key is
     /// missing (as `CF.ADD` does), under the exclusive `guard`.
+    /// The key is written with the first write made under `guard` (see
+    /// [`KeyGuard::create_with_first_write`]): a refused add creates nothing.
     fn meta_or_create(&self, guard: &KeyGuard) -> Result<Meta> {
         match guard.typed_meta(KeyType::Cuckoo)? {
             Some(meta) => Ok(meta),
-            None => self.create(guard, self.default_params()?),
+            None => guard.create_with_first_write(Params::Cuckoo(self.default_params()?)),
         }
     }
 

@@ -93,14 +93,17 @@ impl RibbonFilter {
     /// batch; nothing is read. Returns the number of items staged.
     pub fn add<I: AsRef<[u8]>>(&self, items: &[I]) -> Result<u64> {
         let shared = self.store.share(self.ns, &self.key);
-        let (_guard, meta) = match shared.typed_meta(KeyType::Ribbon)? {
+        let (guard, meta) = match shared.typed_meta(KeyType::Ribbon)? {
             Some(meta) => (shared, meta),
             None => {
                 drop(shared);
                 let guard = self.store.lock(self.ns, &self.key);
                 let meta = match guard.typed_meta(KeyType::Ribbon)? {
                     Some(meta) => meta,
-                    None => self.create(&guard, validate(DEFAULT_ERROR)?)?,
+                    // Written with the staged items: a refused add creates nothing.
+                    None => {
+                        guard.create_with_first_write(Params::Ribbon(validate(DEFAULT_ERROR)?))?
+                    }
                 };
                 (guard, meta)
             }
@@ -115,7 +118,7 @@ impl RibbonFilter {
         };
         let mut hashes: Vec<u64> = items.iter().map(|i| item_hash(i.as_ref())).collect();
         hashes.sort_unstable();
-        self.write_staged(&prefix, params.staging, &hashes)?;
+        self.write_staged(&guard, &prefix, params.staging, &hashes)?;
         room.written();
         Ok(n)
     }
@@ -123,8 +126,14 @@ impl RibbonFilter {
     /// Stages ascending `hashes` in `epoch` of the key version `prefix`: one operand per
     /// staging page they fall in and the tally delta, in one batch (the caller holds
     /// the key's lock and keeps the count hint).
-    fn write_staged(&self, prefix: &[u8], epoch: u32, hashes: &[u64]) -> Result<()> {
-        let mut batch = self.store.batch()?;
+    fn write_staged(
+        &self,
+        guard: &KeyGuard,
+        prefix: &[u8],
+        epoch: u32,
+        hashes: &[u64],
+    ) -> Result<()> {
+        let mut batch = guard.batch()?;
         for group in hashes.chunk_by(|a, b| stage_page(*a) == stage_page(*b)) {
             let ops = StageOps::new(group.to_vec())
                 .ok_or_else(|| Error::InvalidArgument("too many items in one call".to_owned()))?;

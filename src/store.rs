@@ -23,6 +23,24 @@ pub(crate) use guard::{take_last_lookup, KeyGuard};
 pub use namespace::Namespace;
 pub use options::{ColumnFamilies, StoreOptions, META_CF, PAGES_CF};
 pub use pending::INTERNAL_NS;
+
+/// The longest key name a structure can be created under, in bytes. Every page key and
+/// every operand of a structure carries its key's name, so a long name is multiplied by
+/// its pages and writes (a 16 MiB name on a 20-row sketch made each `CMS.INCRBY` write
+/// hundreds of MiB); 8 KiB leaves room for the longest names applications use (URLs,
+/// composite keys) while bounding that cost. Redis allows 512 MiB.
+pub const MAX_KEY_LEN: usize = 8 << 10;
+
+/// Refuses to create a key whose name is longer than [`MAX_KEY_LEN`].
+pub(crate) fn check_new_key(key: &[u8]) -> Result<()> {
+    if key.len() > MAX_KEY_LEN {
+        return Err(Error::InvalidArgument(format!(
+            "key is too long ({} bytes; at most {MAX_KEY_LEN})",
+            key.len()
+        )));
+    }
+    Ok(())
+}
 pub(crate) use read::wrong_kind;
 
 use crate::bloom::BloomFilter;
@@ -67,6 +85,9 @@ struct Inner {
     page_cells: u32,
     combiners: Combiners,
     hot: HotPages,
+    /// Key versions of multi-batch writes given up while writes failed, whose pages
+    /// are still to be dropped (see `pending.rs`).
+    abandoned: parking_lot::Mutex<Vec<Vec<u8>>>,
 }
 
 impl Drop for Inner {
@@ -153,6 +174,7 @@ impl Store {
                 page_cells: options.page_bytes / 4,
                 combiners: Combiners::default(),
                 hot: HotPages::new(options.page_cache_bytes),
+                abandoned: Default::default(),
             }),
         };
         store.drop_abandoned_versions()?;
@@ -255,6 +277,7 @@ impl Store {
             key,
             held: self.inner.locks.exclusive(ns, key),
             _one: guard::OnlyGuard::take(),
+            pending: Default::default(),
         }
     }
 
@@ -267,6 +290,7 @@ impl Store {
             key,
             held: self.inner.locks.shared(ns, key),
             _one: guard::OnlyGuard::take(),
+            pending: Default::default(),
         }
     }
 
@@ -342,6 +366,7 @@ impl Store {
         if guard.meta()?.is_some() {
             return Ok(false);
         }
+        check_new_key(key)?;
         let meta = Meta {
             version: self.next_version(),
             expire_at_ms: 0,

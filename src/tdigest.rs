@@ -108,7 +108,7 @@ impl TDigest {
             return Err(TDigestError::KeyAlreadyExists.into());
         }
         let compression = check_compression(compression, TDigestError::AllocationFailed)?;
-        let meta = guard.new_meta(Params::TDigest(TDigestParams { compression }));
+        let meta = guard.new_meta(Params::TDigest(TDigestParams { compression }))?;
         let mut batch = self.store.batch()?;
         let layout = self.layout_of(&meta)?;
         batch.put_page(layout.page_key, Digest::new(compression).encode());

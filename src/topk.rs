@@ -70,7 +70,7 @@ impl TopK {
             return Err(TopKError::InvalidDecay.into());
         }
         let shape = Shape::new(k, width, depth, decay).ok_or(TopKError::InsufficientMemory)?;
-        let meta = guard.new_meta(Params::TopK(shape));
+        let meta = guard.new_meta(Params::TopK(shape))?;
         let mut batch = self.store.batch()?;
         batch.put_page(self.page_key(&meta), TopKPage::new(shape).encode());
         guard.put_meta(meta, batch)

@@ -77,18 +77,24 @@ impl Cms {
         };
         let result = Layout::new(self.ns, &self.key, &meta)?;
         self.store.mark_pending(&result.prefix)?;
-        if let Err(err) = self.write_sums(&result, &layouts, &read_opts) {
-            self.store.drop_pending(&result.prefix)?;
-            return Err(err);
+        let switched = self
+            .write_sums(&result, &layouts, &read_opts)
+            .and_then(|()| {
+                let mut batch = self.store.batch()?;
+                batch.put_page(
+                    result.tally_key(),
+                    Tally::new(vec![count as u64]).encode_page(),
+                );
+                self.store.clear_pending_into(&mut batch, &result.prefix);
+                // The switch: the new version's metadata, and the old version's pages dropped.
+                guard.put_meta(meta, batch)
+            });
+        if switched.is_err() {
+            // Cut short (a full disk): the destination keeps its old version, and the
+            // new one's pages go now or once writes are accepted again.
+            self.store.abandon_pending(&result.prefix);
         }
-        let mut batch = self.store.batch()?;
-        batch.put_page(
-            result.tally_key(),
-            Tally::new(vec![count as u64]).encode_page(),
-        );
-        self.store.clear_pending_into(&mut batch, &result.prefix);
-        // The switch: the new version's metadata, and the old version's pages dropped.
-        guard.put_meta(meta, batch)
+        switched
     }
 
     /// Writes the weighted sums of `sources`, page by page, under `result`'s version

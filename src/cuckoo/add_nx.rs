@@ -72,6 +72,7 @@ impl CuckooFilter {
             added.push(!present);
         }
         if new.is_empty() {
+            guard.write_pending()?;
             return Ok(Some(added));
         }
         let n = new.len() as u64;
@@ -81,7 +82,7 @@ impl CuckooFilter {
         // Let go of the pages first: the write applies to the cached pages in place,
         // which would copy a page still shared here.
         drop(pages);
-        let batch = self.insert_batch(&prefix, &params, newest, &new)?;
+        let batch = self.insert_batch(&guard, &prefix, &params, newest, &new)?;
         self.store.write(batch)?;
         self.store.count_changed(&prefix, newest, n as i64);
         drop(guard);

@@ -32,7 +32,7 @@ impl CuckooFilter {
                 ..meta
             });
         }
-        let batch = self.insert_batch(&prefix, &params, newest, &[h])?;
+        let batch = self.insert_batch(guard, &prefix, &params, newest, &[h])?;
         match grown {
             Some(meta) => guard.put_meta(meta, batch)?,
             None => self.store.write(batch)?,
@@ -42,14 +42,15 @@ impl CuckooFilter {
     }
 
     /// The inserts of `items` into sub-filter `sub_index` (one operand per page touched)
-    /// and the tally delta, as one batch.
-    pub(super) fn insert_batch(
+    /// and the tally delta, as one batch (with the key's creation, if `guard` made it).
+    pub(super) fn insert_batch<'a>(
         &self,
+        guard: &KeyGuard<'a>,
         prefix: &[u8],
         params: &CuckooParams,
         sub_index: u32,
         items: &[Hashed],
-    ) -> Result<Batch<'_>> {
+    ) -> Result<Batch<'a>> {
         let sub = sub_of(params, sub_index)?;
         let mut by_page: std::collections::BTreeMap<u32, Vec<FpOp>> = Default::default();
         for h in items {
@@ -59,7 +60,7 @@ impl CuckooFilter {
                 .or_default()
                 .push(FpOp::Insert { bucket, fp: h.fp });
         }
-        let mut batch = self.store.batch()?;
+        let mut batch = guard.batch()?;
         for (page, ops) in by_page {
             let ops = FpOps::new(sub.shape, ops).map_err(Error::encode("cuckoo inserts"))?;
             batch.merge_page(keys::page_key(prefix, sub_index as u16, page), ops.encode());

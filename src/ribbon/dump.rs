@@ -104,7 +104,7 @@ impl RibbonFilter {
         if sub == u32::from(STAGE_SUB) {
             // Staged hashes are staged again, in the restored key's current epoch.
             let staged = StagePage::decode(value).map_err(|_| bad())?;
-            self.write_staged(&prefix, params.staging, staged.hashes())?;
+            self.write_staged(&guard, &prefix, params.staging, staged.hashes())?;
             // Keep the staged count that bounds staging in step with the tally.
             let n = staged.hashes().len() as i64;
             self.store.count_changed(&prefix, 0, n);

@@ -16,6 +16,9 @@ pub(crate) struct Batch<'a> {
     pub(super) pages: Vec<(Vec<u8>, PageWrite)>,
     /// Key versions whose pages the batch range-deletes.
     pub(super) dropped: Vec<Vec<u8>>,
+    /// A key the batch creates (its metadata key and record), for the metadata cache
+    /// once written.
+    pub(super) created: Option<(Vec<u8>, crate::meta::Meta)>,
     track: bool,
 }
 
@@ -31,6 +34,7 @@ impl Store {
             db,
             pages: Vec::new(),
             dropped: Vec::new(),
+            created: None,
             track: self.inner.hot.enabled(),
         })
     }
@@ -51,6 +55,9 @@ impl Store {
         written?;
         for prefix in &batch.dropped {
             hot.drop_prefix(prefix);
+        }
+        if let Some((mkey, meta)) = batch.created {
+            self.inner.cache.insert(mkey, meta);
         }
         Ok(())
     }

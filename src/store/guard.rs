@@ -1,7 +1,7 @@
 //! The key guard: a held key stripe (see [`crate::locks`]) and what may be done under it.
 
 use super::Batch;
-use super::{keys, now_ms, Store};
+use super::{check_new_key, keys, now_ms, Store};
 use crate::error::{Error, Result};
 use crate::locks::Held;
 use crate::meta::{KeyType, Meta, Params};
@@ -14,6 +14,10 @@ pub(crate) struct KeyGuard<'a> {
     pub(super) key: &'a [u8],
     pub(super) held: Held<'a>,
     pub(super) _one: OnlyGuard,
+    /// A key created by this operation and not yet written: the next batch made by
+    /// [`KeyGuard::batch`] writes it along with the operation's first write, so a
+    /// refused write creates nothing.
+    pub(super) pending: std::cell::Cell<Option<Meta>>,
 }
 
 /// Marks the one key guard a thread may hold. The stripes are not reentrant (two keys
@@ -42,6 +46,20 @@ impl OnlyGuard {
 impl Drop for OnlyGuard {
     fn drop(&mut self) {
         HOLDS_GUARD.with(|held| held.set(false));
+    }
+}
+
+impl<'a> KeyGuard<'a> {
+    /// An empty batch, holding the key's creation if it is still to be written (see
+    /// [`KeyGuard::create_with_first_write`]).
+    pub(crate) fn batch(&self) -> Result<Batch<'a>> {
+        let mut batch = self.store.batch()?;
+        if let Some(meta) = self.pending.take() {
+            let mkey = keys::meta_key(self.ns, self.key);
+            batch.put_meta(&mkey, &meta.encode());
+            batch.created = Some((mkey, meta));
+        }
+        Ok(batch)
     }
 }
 
@@ -87,17 +105,39 @@ impl KeyGuard<'_> {
 
     /// The metadata of a new version of this key holding `params`, not yet written
     /// (see [`KeyGuard::put_meta`]).
-    pub(crate) fn new_meta(&self, params: Params) -> Meta {
-        Meta {
+    /// Refuses a key longer than [`MAX_KEY_LEN`]: every page key and every operand
+    /// written to it carries the key's name.
+    pub(crate) fn new_meta(&self, params: Params) -> Result<Meta> {
+        check_new_key(self.key)?;
+        Ok(Meta {
             version: self.store.next_version(),
             expire_at_ms: 0,
             params,
+        })
+    }
+
+    /// A new key holding `params`, to be written with this operation's first batch
+    /// ([`KeyGuard::batch`]) instead of on its own (the lock must be exclusive): an
+    /// add that creates its key (`BF.ADD`, `CF.ADD`, `RIBBON.ADD` ...) then either
+    /// writes both or neither.
+    pub(crate) fn create_with_first_write(&self, params: Params) -> Result<Meta> {
+        self.require_exclusive()?;
+        let meta = self.new_meta(params)?;
+        self.pending.set(Some(meta));
+        Ok(meta)
+    }
+
+    /// Writes the key's creation if no batch has carried it yet.
+    pub(crate) fn write_pending(&self) -> Result<()> {
+        match self.pending.get() {
+            Some(_) => self.store.write(self.batch()?),
+            None => Ok(()),
         }
     }
 
     /// Creates the key holding `params`, with no pages (the lock must be exclusive).
     pub(crate) fn create(&self, params: Params) -> Result<Meta> {
-        let meta = self.new_meta(params);
+        let meta = self.new_meta(params)?;
         self.put_meta(meta, self.store.batch()?)?;
         Ok(meta)
     }
@@ -128,10 +168,12 @@ impl KeyGuard<'_> {
     pub(crate) fn put_meta(&self, meta: Meta, mut batch: Batch<'_>) -> Result<()> {
         self.require_exclusive()?;
         let store = self.store;
-        if let Some(old) = store.read_meta(self.ns, self.key, false)? {
-            if old.version != meta.version {
+        match store.read_meta(self.ns, self.key, false)? {
+            Some(old) if old.version != meta.version => {
                 store.delete_into(&mut batch, self.ns, self.key, &old)?;
             }
+            Some(_) => {}
+            None => check_new_key(self.key)?,
         }
         let mkey = keys::meta_key(self.ns, self.key);
         batch.put_meta(&mkey, &meta.encode());

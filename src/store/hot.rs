@@ -217,7 +217,10 @@ impl HotPages {
         }
     }
 
-    /// Drops every cached page whose key starts with `prefix` (a deleted key version).
+    /// Drops every cached page whose key starts with `prefix` (a deleted key version,
+    /// or everything when the database is reopened), and withdraws the fills pending
+    /// for them: a page read before the drop (from the version deleted, or from the
+    /// database before its reopen) is never installed after it.
     pub(crate) fn drop_prefix(&self, prefix: &[u8]) {
         for shard in self.shards.iter() {
             let mut shard = shard.lock();
@@ -229,6 +232,7 @@ impl HotPages {
                 }
                 freed += slot.cost(key);
                 slot.page = None;
+                slot.fill = None;
                 !slot.is_empty()
             });
             shard.bytes = shard.bytes.saturating_sub(freed);
@@ -264,5 +268,32 @@ fn evict(shard: &mut Shard, budget: usize, keep: &[u8]) {
         }
         shard.bytes -= freed;
         shard.slots.retain(|_, slot| !slot.is_empty());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rocksketch_merge::bits::BitPage;
+
+    #[test]
+    fn a_page_read_before_the_cache_was_dropped_is_not_installed_after() {
+        let hot = HotPages::new(64 << 20);
+        let key = b"page".to_vec();
+        let page = Arc::new(Page::Bits(BitPage::zeroed(1024)));
+        // A read registers its fill, reads (from the database about to be reopened)...
+        let (_, misses) = hot.lookup(std::slice::from_ref(&key));
+        assert!(misses[0].fill.is_some());
+        // ... the reopen empties the cache ...
+        hot.drop_prefix(&[]);
+        // ... and the read's page, from before, must not come back.
+        hot.fill(&key, &misses[0], Some(&page));
+        let (found, _) = hot.lookup(std::slice::from_ref(&key));
+        assert!(found[0].is_none());
+        // A read after the drop fills as usual.
+        let (_, misses) = hot.lookup(std::slice::from_ref(&key));
+        hot.fill(&key, &misses[0], Some(&page));
+        let (found, _) = hot.lookup(std::slice::from_ref(&key));
+        assert!(found[0].is_some());
     }
 }

@@ -43,6 +43,32 @@ impl Store {
         self.write(batch)
     }
 
+    /// Gives up a pending write that failed part-way: drops its pages and marker now,
+    /// or, if that write fails too (the disk is still full), remembers it, and
+    /// [`Store::retry_abandoned`] drops them once writes are accepted again, instead
+    /// of leaving them until the next process start.
+    pub(crate) fn abandon_pending(&self, prefix: &[u8]) {
+        if let Err(err) = self.drop_pending(prefix) {
+            log::warn!("dropping an unfinished merge's pages failed ({err}); retried later");
+            self.inner.abandoned.lock().push(prefix.to_vec());
+        }
+    }
+
+    /// Drops the pages of pending writes given up while writes failed; those that still
+    /// cannot be dropped are kept for the next try. Whether none is left.
+    pub(crate) fn retry_abandoned(&self) -> bool {
+        let abandoned = std::mem::take(&mut *self.inner.abandoned.lock());
+        let mut left = Vec::new();
+        for prefix in abandoned {
+            if self.drop_pending(&prefix).is_err() {
+                left.push(prefix);
+            }
+        }
+        let mut kept = self.inner.abandoned.lock();
+        kept.extend(left);
+        kept.is_empty()
+    }
+
     /// Drops the pages of every pending write a previous process left unfinished.
     pub(super) fn drop_abandoned_versions(&self) -> Result<()> {
         let start = keys::meta_key(INTERNAL_NS, PENDING_TAG);
@@ -92,6 +118,29 @@ mod tests {
             .get_pages(&[page(&pending), page(&live)], &ReadOptions::default())
             .unwrap();
         assert_eq!(got, vec![None, Some(b"kept".to_vec())]);
+        let db = store.db().unwrap();
+        let marker = db
+            .get_cf(db.meta_cf().unwrap(), pending_key(&pending))
+            .unwrap();
+        assert_eq!(marker, None);
+    }
+
+    #[test]
+    fn pages_of_a_write_given_up_while_writes_failed_are_dropped_on_the_retry() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
+        let pending = keys::version_prefix(0, b"k", 42);
+        let page = keys::page_key(&pending, 0, 1);
+        store.mark_pending(&pending).unwrap();
+        let mut batch = store.batch().unwrap();
+        batch.put_page(page.clone(), b"half-written");
+        store.write(batch).unwrap();
+        // As `abandon_pending` leaves it when its own write is refused too.
+        store.inner.abandoned.lock().push(pending.clone());
+        assert!(store.retry_abandoned(), "dropped once writes are accepted");
+        let got = store.get_pages(&[page], &ReadOptions::default()).unwrap();
+        assert_eq!(got, vec![None]);
+        assert!(store.inner.abandoned.lock().is_empty());
         let db = store.db().unwrap();
         let marker = db
             .get_cf(db.meta_cf().unwrap(), pending_key(&pending))

@@ -130,6 +130,8 @@ impl Watch {
                 .db()
                 .is_ok_and(|db| db.write(rocksdb::WriteBatch::default()).is_ok());
         if probe {
+            // Writes are accepted: drop what failed merges left, first.
+            let cleaned = store.retry_abandoned();
             let mut state = self.state.lock();
             if let Some(since) = state.failing_since.take() {
                 log::warn!(
@@ -138,6 +140,10 @@ impl Watch {
                 );
             }
             state.room_since = None;
+            if !cleaned {
+                // Keep watching until they are gone.
+                state.failing_since = Some(Instant::now());
+            }
             return;
         }
         let room = self.has_room();
@@ -187,8 +193,9 @@ impl Watch {
         match reopened {
             Ok(db) => {
                 slot.fill(Arc::new(Slot::Open(Arc::new(db))));
+                let cleaned = store.retry_abandoned();
                 let mut state = self.state.lock();
-                state.failing_since = None;
+                state.failing_since = (!cleaned).then(Instant::now);
                 state.room_since = None;
                 log::warn!("reopened the database after a write error; writes are accepted");
             }

@@ -13,7 +13,7 @@ mod resp_client;
 #[path = "common/full_disk.rs"]
 mod full_disk;
 
-use full_disk::{count, fill, on_small_disk, start, Tmpfs, BIN};
+use full_disk::{assert_refused_keys_absent, count, fill_keys, on_small_disk, start, Tmpfs, BIN};
 use resp_client::{Client, Value};
 use std::path::Path;
 use std::process::Command;
@@ -23,7 +23,8 @@ fn cycle(sync: bool) {
     let Some((fs, dir, mut server, mut c)) = on_small_disk("disk_full", sync) else {
         return;
     };
-    let acked = fill(&mut c);
+    let filled = fill_keys(&mut c);
+    let acked = filled.acked;
     assert!(acked > 0);
     // Reads keep answering, from what was acknowledged.
     assert_eq!(count(&mut c, "x"), acked as i64);
@@ -53,6 +54,7 @@ fn cycle(sync: bool) {
     let server = start(&dir, sync);
     let mut c = Client::connect(server.addr);
     assert_eq!(count(&mut c, "x"), acked as i64);
+    assert_refused_keys_absent(&mut c, &filled);
     assert_eq!(
         c.cmd(&["CMS.INCRBY", "c", "x", "1"]),
         Value::Array(vec![Value::Int(acked as i64 + 1)])

@@ -16,7 +16,7 @@ mod resp_client;
 #[path = "common/full_disk.rs"]
 mod full_disk;
 
-use full_disk::{count, fill, on_small_disk, start, DISK_FULL};
+use full_disk::{assert_refused_keys_absent, count, fill_keys, on_small_disk, start, DISK_FULL};
 use resp_client::{Client, Value};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -71,7 +71,8 @@ fn recover(sync: bool, grow_mib: u32, expect: &str) {
     let stop = Arc::new(AtomicBool::new(false));
     let other = writer(server.addr, stop.clone());
     let read = reader(server.addr, stop.clone());
-    let mut acked = fill(&mut c) as i64;
+    let filled = fill_keys(&mut c);
+    let mut acked = filled.acked as i64;
     fs.grow(grow_mib);
     let grown = Instant::now();
     loop {
@@ -104,6 +105,8 @@ fn recover(sync: bool, grow_mib: u32, expect: &str) {
     assert!(read.join().unwrap() > 0);
     assert_eq!(count(&mut c, "x"), acked);
     assert_eq!(count(&mut c, "y"), other_acked);
+    // In the running server, after the way back: no refused key appeared.
+    assert_refused_keys_absent(&mut c, &filled);
     c.send(&[b"SHUTDOWN"]);
     let status = server.child.wait().unwrap();
     let log = server.log.take().unwrap().join().unwrap();
@@ -114,6 +117,7 @@ fn recover(sync: bool, grow_mib: u32, expect: &str) {
     let mut c = Client::connect(server.addr);
     assert_eq!(count(&mut c, "x"), acked);
     assert_eq!(count(&mut c, "y"), other_acked);
+    assert_refused_keys_absent(&mut c, &filled);
     println!("recovered {took:?} after the disk grew ({expect})");
 }
 

@@ -89,40 +89,79 @@ pub fn start(dir: &Path, sync: bool) -> Server {
     }
 }
 
-/// Fills the disk: pipelines of Bloom adds to new keys, each ending with one counted
-/// increment; returns the increments acknowledged once twenty in a row were refused.
+/// What [`fill`] left: the increments acknowledged, and the Bloom keys whose creating
+/// `BF.ADD` was acknowledged or refused.
+#[derive(Default)]
+pub struct Filled {
+    pub acked: u64,
+    pub created: Vec<String>,
+    pub refused: Vec<String>,
+}
+
+/// Fills the disk: pipelines of Bloom adds to new keys (each creates its key), each
+/// ending with one counted increment, until twenty increments in a row were refused.
 pub fn fill(c: &mut Client) -> u64 {
-    let mut acked = 0u64;
+    fill_keys(c).acked
+}
+
+/// [`fill`], with the keys made and refused.
+pub fn fill_keys(c: &mut Client) -> Filled {
+    let mut filled = Filled::default();
     let mut refused = 0;
     for round in 0..20_000u32 {
-        for k in 0..50 {
-            let key = format!("bf:{round}:{k}");
+        let keys: Vec<String> = (0..50).map(|k| format!("bf:{round}:{k}")).collect();
+        for key in &keys {
             c.send(&[b"BF.ADD", key.as_bytes(), b"item"]);
         }
         c.send(&[b"CMS.INCRBY", b"c", b"x", b"1"]);
-        for _ in 0..50 {
+        for key in keys {
             match c.read() {
-                Value::Int(_) => {}
-                Value::Error(e) => assert_eq!(e, DISK_FULL),
+                Value::Int(1) => filled.created.push(key),
+                Value::Error(e) => {
+                    assert_eq!(e, DISK_FULL);
+                    filled.refused.push(key);
+                }
                 other => panic!("{other:?}"),
             }
         }
         match c.read() {
             Value::Array(v) if v.len() == 1 => {
-                acked += 1;
+                filled.acked += 1;
                 refused = 0;
             }
             Value::Error(e) => {
                 assert_eq!(e, DISK_FULL);
                 refused += 1;
                 if refused == 20 {
-                    return acked;
+                    return filled;
                 }
             }
             other => panic!("{other:?}"),
         }
     }
     panic!("the disk never filled")
+}
+
+/// Asserts that every key whose creating add was acknowledged holds its item, and that
+/// no key whose add was refused exists (a refused write must not appear).
+pub fn assert_refused_keys_absent(c: &mut Client, filled: &Filled) {
+    assert!(!filled.refused.is_empty(), "no add was refused");
+    for chunk in filled.refused.chunks(500) {
+        for key in chunk {
+            c.send(&[b"EXISTS", key.as_bytes()]);
+        }
+        for key in chunk {
+            assert_eq!(c.read(), Value::Int(0), "{key}: refused, yet it exists");
+        }
+    }
+    for chunk in filled.created.chunks(500) {
+        for key in chunk {
+            c.send(&[b"BF.EXISTS", key.as_bytes(), b"item"]);
+        }
+        for key in chunk {
+            assert_eq!(c.read(), Value::Int(1), "{key}: acknowledged, yet lost");
+        }
+    }
 }
 
 pub fn count(c: &mut Client, item: &str) -> i64 {

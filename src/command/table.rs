@@ -68,6 +68,23 @@ impl Spec {
         self.keys.0 > 0 && self.flags.contains(&"readonly")
     }
 
+    /// The keys `request` names, by the row's key positions.
+    pub(crate) fn keys_of<'r>(&self, request: &'r [Vec<u8>]) -> impl Iterator<Item = &'r [u8]> {
+        let (first, last, step) = self.keys;
+        let len = request.len() as i64;
+        let last = if last < 0 {
+            len + last
+        } else {
+            last.min(len - 1)
+        };
+        let range = if first > 0 && step > 0 && first <= last {
+            (first..=last).step_by(step as usize)
+        } else {
+            (1..=0).step_by(1)
+        };
+        range.map(move |at| request[at as usize].as_slice())
+    }
+
     /// Pipelined neighbours of this command on one key run as one batch.
     const fn batched(self, batch: BatchFn) -> Spec {
         Spec {
@@ -129,6 +146,21 @@ pub(crate) static COMMANDS: &[Spec] = &[
         host::select,
     ),
     spec("quit", -1, CONN, NONE, Handler::Quit),
+    host("reset", 1, CONN, NONE, host::reset),
+    host(
+        "watch",
+        -2,
+        &["noscript", "loading", "stale", "fast"],
+        ALL_KEYS,
+        host::watch,
+    ),
+    host(
+        "unwatch",
+        1,
+        &["noscript", "loading", "stale", "fast"],
+        NONE,
+        host::unwatch,
+    ),
     host("info", -1, &["loading", "stale"], NONE, host::info),
     host("dbsize", 1, &["readonly", "fast"], NONE, host::dbsize),
     host("del", -2, &["write"], ALL_KEYS, host::del),

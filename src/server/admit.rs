@@ -10,7 +10,11 @@ use std::time::Instant;
 impl Server {
     /// Registers a new connection, for an I/O thread to serve; refuses it past
     /// `max_clients`.
-    pub(super) fn admit(&self, mut stream: TcpStream) -> Option<worker::Admitted> {
+    pub(super) fn admit(
+        &self,
+        mut stream: TcpStream,
+        workers: &mut worker::Workers,
+    ) -> Option<(usize, worker::Admitted)> {
         let shared = &self.shared;
         shared.stats.connections.fetch_add(1, Ordering::Relaxed);
         let _ = stream.set_nodelay(true);
@@ -29,10 +33,12 @@ impl Server {
             ..ClientInfo::default()
         };
         let mut clients = shared.clients.lock();
+        let (lane, kill) = workers.next_lane(id);
+        let killed = kill.flag();
         match clients.len() < shared.live.max_clients() {
             true => {
                 log::trace!("accepted client {id} from {}", info.addr);
-                clients.insert(id, ClientEntry { info });
+                clients.insert(id, ClientEntry { info, kill });
             }
             false => {
                 drop(clients);
@@ -42,16 +48,18 @@ impl Server {
                 return None;
             }
         }
-        Some(worker::Admitted {
+        let admitted = worker::Admitted {
             id,
             stream,
+            killed,
             // Leaves CLIENT LIST, and closes the socket's last descriptor, however the
             // connection ends.
             entry: Deregister {
                 shared: shared.clone(),
                 id,
             },
-        })
+        };
+        Some((lane, admitted))
     }
 }
 
@@ -64,5 +72,6 @@ pub(crate) struct Deregister {
 impl Drop for Deregister {
     fn drop(&mut self) {
         self.shared.clients.lock().remove(&self.id);
+        self.shared.cursors.lock().drop_owner(self.id);
     }
 }

@@ -7,15 +7,16 @@ use super::multi::Transaction;
 use super::{Shared, UNAUTHENTICATED_LIMITS};
 use crate::command::table::{self, COMMANDS};
 use crate::command::{self, Reply};
-use crate::resp::{self, Protocol, RequestParser};
+use crate::resp::{self, Inbox, Protocol, Request};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Requests parsed and run in one go: their replies are written before more are run,
-/// which bounds the output a pipeline can pile up.
-const MAX_RUN: usize = 512;
+/// which bounds the output a pipeline can pile up, and the I/O thread turns to its
+/// other clients before it runs more of this one's (see `worker.rs`).
+pub(crate) const MAX_RUN: usize = 512;
 
 /// Once this much output is pending, no more requests are run until it is written.
 pub(crate) const FLUSH_AT: usize = 64 << 10;
@@ -27,9 +28,18 @@ pub(crate) struct Connection {
     pub(crate) protocol: Protocol,
     pub(crate) db: u16,
     pub(crate) authenticated: bool,
-    parser: RequestParser,
+    /// What the client sent and has not yet run, parsed once.
+    pub(crate) inbox: Inbox,
     /// Commands queued since `MULTI`, if one is open.
     pub(crate) transaction: Option<Transaction>,
+    /// The keys this connection `WATCH`es.
+    pub(crate) watched: super::watch::Watched,
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.shared.watches.unwatch(&mut self.watched);
+    }
 }
 
 /// A batch key across connections: database, command and key.
@@ -53,97 +63,97 @@ impl Connection {
             protocol: Protocol::Resp2,
             db: 0,
             authenticated,
-            parser: RequestParser::new(limits),
+            inbox: Inbox::new(limits),
             transaction: None,
+            watched: Default::default(),
         }
     }
 
     /// Marks the client authenticated, lifting the small limits of a stranger.
     pub(crate) fn authenticate(&mut self) {
         self.authenticated = true;
-        self.parser
+        self.inbox
             .set_limits(self.shared.live.limits(self.shared.config.limits));
     }
 
-    /// If `input` is nothing but complete requests that can run as one batch (see
-    /// [`command::batch`]), on an authenticated connection outside `MULTI`: those
-    /// requests, their batch key (with this connection's database) and the bytes they
-    /// take. The caller runs them with other connections' requests of the same key.
-    pub(crate) fn whole_batch(&mut self, input: &[u8]) -> Option<(BatchKey, Vec<Vec<Vec<u8>>>)> {
-        if !self.authenticated || self.transaction.is_some() || input.is_empty() {
-            return None;
-        }
-        let (requests, used, broken) = self.parse_requests(input, false);
-        if broken.is_some() || used != input.len() || requests.is_empty() {
-            return None;
-        }
-        let (name, key) = command::batch::batch_key(&requests[0])?;
-        if command::batch::run_length(&requests, 0) != requests.len() {
-            return None;
-        }
-        let key = (self.db, name, key.to_vec());
-        Some((key, requests))
-    }
-
-    /// Runs complete requests from the start of `input` (at most [`MAX_RUN`], and none
-    /// once `output` holds [`FLUSH_AT`] bytes), encoding replies into `output`; returns
-    /// the bytes consumed and whether to close the connection afterwards. Neighbouring
-    /// requests that can run as one batch (see [`command::batch`]) do so.
-    pub(crate) fn run_requests(&mut self, input: &[u8], output: &mut Vec<u8>) -> (usize, bool) {
-        let mut consumed = 0;
-        loop {
-            // A stranger's requests are parsed one at a time, each under the limits in
-            // force when it is reached: an `AUTH` lifts them for the requests after it.
-            let one_only = !self.authenticated;
-            let (requests, used, broken) = self.parse_requests(&input[consumed..], one_only);
-            consumed += used;
-            if self.run_parsed(&requests, output) {
-                return (consumed, true);
-            }
-            if let Some(reply) = broken {
-                self.transaction = None;
-                resp::encode(&reply, self.protocol, output);
-                return (consumed, true);
-            }
-            if !one_only || used == 0 || output.len() >= FLUSH_AT {
-                return (consumed, false);
-            }
-        }
-    }
-
-    /// The complete requests at the start of `input` (only the first if `one_only`),
-    /// the bytes they took, and the error of a request that breaks the protocol.
-    fn parse_requests(
-        &mut self,
-        input: &[u8],
-        one_only: bool,
-    ) -> (Vec<Vec<Vec<u8>>>, usize, Option<Reply>) {
-        let mut consumed = 0;
-        let mut requests = Vec::new();
-        // `CONFIG SET proto-max-bulk-len | max-args` applies from the next request on.
+    /// Parses what the inbox holds, as far as the next run may go: up to [`MAX_RUN`]
+    /// requests, or one from a client that has not authenticated (its next request is
+    /// parsed under the limits the one before it leaves: an `AUTH` lifts them).
+    /// `CONFIG SET proto-max-bulk-len | max-args` applies from the next request parsed.
+    pub(crate) fn parse_ahead(&mut self) {
         if self.authenticated {
             let limits = self.shared.live.limits(self.shared.config.limits);
-            self.parser.set_limits(limits);
+            self.inbox.set_limits(limits);
+            self.inbox.parse(MAX_RUN);
+        } else {
+            self.inbox.parse(1);
         }
-        while requests.len() < MAX_RUN {
-            match self.parser.next(&input[consumed..]) {
-                Ok(Some((args, used))) => {
-                    consumed += used;
-                    if !args.is_empty() {
-                        requests.push(args);
-                        if one_only {
-                            return (requests, consumed, None);
-                        }
-                    }
+    }
+
+    /// Back to a stranger's small limits, for the requests after this one (`RESET`).
+    pub(crate) fn deauthenticate(&mut self) {
+        self.authenticated = false;
+        self.inbox.set_limits(UNAUTHENTICATED_LIMITS);
+    }
+
+    /// If the inbox holds nothing but complete requests that can run as one batch (see
+    /// [`command::batch`]), on an authenticated connection outside `MULTI`: those
+    /// requests, taken, and their batch key (with this connection's database). The
+    /// caller runs them with other connections' requests of the same key. Otherwise
+    /// the inbox is left as it was, for [`Connection::run_requests`].
+    pub(crate) fn whole_batch(&mut self) -> Option<(BatchKey, Vec<Request>)> {
+        if !self.authenticated || self.transaction.is_some() {
+            return None;
+        }
+        self.parse_ahead();
+        let db = self.db;
+        let mut key = None;
+        let requests = self.inbox.take_whole_if(|queue| {
+            let Some((name, first)) = queue.front().and_then(|r| command::batch::batch_key(r))
+            else {
+                return false;
+            };
+            let same = queue
+                .iter()
+                .skip(1)
+                .all(|r| command::batch::batch_key(r) == Some((name, first)));
+            if same {
+                key = Some((db, name, first.to_vec()));
+            }
+            same
+        })?;
+        Some((key?, requests))
+    }
+
+    /// Runs one slice of the inbox's complete requests (at most [`MAX_RUN`]; a
+    /// stranger's one at a time until `output` holds [`FLUSH_AT`] bytes), encoding
+    /// replies into `output`; whether to close the connection once they are written.
+    /// Neighbouring requests that can run as one batch (see [`command::batch`]) do so.
+    /// A request that breaks the protocol is answered, after the requests before it,
+    /// and closes the connection.
+    pub(crate) fn run_requests(&mut self, output: &mut Vec<u8>) -> bool {
+        for _ in 0..MAX_RUN {
+            let one_only = !self.authenticated;
+            self.parse_ahead();
+            let requests = self.inbox.take(MAX_RUN);
+            if requests.is_empty() {
+                if let Some(error) = self.inbox.error() {
+                    log::debug!("protocol error from client {}: {error}", self.id);
+                    let reply = Reply::Error(error.to_string());
+                    self.transaction = None;
+                    resp::encode(&reply, self.protocol, output);
+                    return true;
                 }
-                Ok(None) => return (requests, consumed, None),
-                Err(e) => {
-                    log::debug!("protocol error from client {}: {e}", self.id);
-                    return (requests, consumed, Some(Reply::Error(e.to_string())));
-                }
+                return false;
+            }
+            if self.run_parsed(&requests, output) {
+                return true;
+            }
+            if !one_only || output.len() >= FLUSH_AT {
+                return false;
             }
         }
-        (requests, consumed, None)
+        false
     }
 
     /// Runs parsed requests in order, batching neighbours where they allow it; whether
@@ -170,7 +180,8 @@ impl Connection {
                 Ok((_, failed)) => *failed,
                 Err(_) => run as u64,
             };
-            self.observe(&requests[at..at + run], started.elapsed(), failed);
+            let found = crate::store::take_last_lookup();
+            self.observe(&requests[at..at + run], started.elapsed(), failed, found);
             match outcome.map(|(outcome, _)| outcome) {
                 Ok(Some(Outcome::Reply(_))) | Ok(None) => {}
                 Ok(Some(Outcome::Close(reply))) => {
@@ -209,13 +220,19 @@ impl Connection {
         if run.len() > 1 {
             let ns = self.shared.store.ns(self.db);
             let mut errors = 0;
-            for reply in command::batch::execute_run(&ns, run) {
+            let replies = command::batch::execute_run(&ns, run);
+            // Every request of the run names the same command and key.
+            self.shared.watches.touch(self.db, &run[0]);
+            for reply in replies {
                 errors += failed(&reply);
                 resp::encode(&reply, self.protocol, output);
             }
             return (None, errors);
         }
-        match commands::dispatch(self, &run[0]) {
+        let db = self.db;
+        let outcome = commands::dispatch(self, &run[0]);
+        self.shared.watches.touch(db, &run[0]);
+        match outcome {
             Outcome::Reply(reply) => {
                 resp::encode(&reply, self.protocol, output);
                 (None, failed(&reply))
@@ -224,9 +241,16 @@ impl Connection {
         }
     }
 
-    /// Counts a run of one command in `INFO commandstats` and logs it if slow (each
-    /// request of a batched run is charged an equal share of the run's time).
-    fn observe(&self, run: &[Vec<Vec<u8>>], elapsed: Duration, failed: u64) {
+    /// Counts a run of one command in `INFO commandstats` (and, for a key read, the
+    /// keyspace hit or miss `found` says) and logs it if slow (each request of a batched
+    /// run is charged an equal share of the run's time).
+    pub(crate) fn observe(
+        &self,
+        run: &[Request],
+        elapsed: Duration,
+        failed: u64,
+        found: Option<bool>,
+    ) {
         let shared = &self.shared;
         let Some(index) = run[0].first().and_then(|name| table::request_index(name)) else {
             return;
@@ -236,7 +260,7 @@ impl Connection {
             .command_stats
             .add(self.id, index, run.len() as u64, micros, failed);
         if COMMANDS[index].is_key_read() {
-            if let Some(found) = crate::store::take_last_lookup() {
+            if let Some(found) = found {
                 shared
                     .command_stats
                     .lookup(self.id, found, run.len() as u64);

@@ -32,6 +32,7 @@ mod multi;
 mod ops_meter;
 mod persistence;
 mod together;
+mod watch;
 mod worker;
 
 use crate::resp::Limits;
@@ -173,6 +174,8 @@ pub(crate) struct Shared {
     /// When the memtables were last flushed (`LASTSAVE`, `SAVE`, `BGSAVE`).
     flushes: persistence::FlushClock,
     cursors: Mutex<Cursors>,
+    /// The keys connections `WATCH`.
+    watches: watch::Watches,
     /// `'static` so that a connection can hold it while it runs a command that needs
     /// the connection mutably, without counting references on every command (one
     /// gate per server, 8 KiB, kept for the life of the process).
@@ -189,6 +192,8 @@ pub(crate) struct Stats {
 /// What `CLIENT LIST` shows of a connection.
 pub(crate) struct ClientEntry {
     info: ClientInfo,
+    /// Ends the connection (`CLIENT KILL`).
+    kill: worker::KillSwitch,
 }
 
 #[derive(Clone, Default)]
@@ -250,6 +255,7 @@ impl Server {
                 ops: ops_meter::OpsMeter::default(),
                 flushes,
                 cursors: Mutex::new(Cursors::default()),
+                watches: watch::Watches::default(),
                 gate: Box::leak(Box::default()),
             }),
         })
@@ -298,8 +304,8 @@ impl Server {
                     continue;
                 }
             };
-            if let Some(admitted) = self.admit(stream) {
-                workers.assign(admitted);
+            if let Some((lane, admitted)) = self.admit(stream, &mut workers) {
+                workers.assign(lane, admitted);
             }
         }
         log::info!(

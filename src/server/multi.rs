@@ -5,6 +5,7 @@
 use super::commands::{self, Outcome};
 use super::conn::Connection;
 use crate::command::Reply;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Commands queued since `MULTI`.
 #[derive(Default)]
@@ -16,6 +17,11 @@ pub(crate) struct Transaction {
 }
 
 const EXECABORT: &str = "EXECABORT Transaction discarded because of previous errors.";
+
+const EXECABORT_BECAUSE: &str = "EXECABORT Transaction discarded because of: ";
+
+/// The reply in `EXEC`'s array to a queued command that panicked.
+const PANICKED: &str = "ERR internal error: the command failed unexpectedly";
 
 impl Connection {
     /// Handles `request` if it belongs to the transaction protocol: `MULTI`, `EXEC`,
@@ -30,8 +36,15 @@ impl Connection {
         }
         let name = String::from_utf8_lossy(&request[0]).to_ascii_lowercase();
         let reply = match (name.as_str(), open) {
+            // `EXEC` of the wrong arity ends the transaction, as Redis's does.
+            ("exec", true) if request.len() != 1 => {
+                self.transaction = None;
+                Reply::Error(format!(
+                    "{EXECABORT_BECAUSE}wrong number of arguments for 'exec' command"
+                ))
+            }
             // With arguments, these are wrong-arity errors: queued (to fail) or answered.
-            ("multi" | "exec" | "discard", true) if request.len() != 1 => self.queue(request),
+            ("multi" | "discard", true) if request.len() != 1 => self.queue(request),
             ("multi" | "exec" | "discard", false) if request.len() != 1 => return None,
             ("multi", false) => {
                 self.transaction = Some(Transaction::default());
@@ -42,12 +55,21 @@ impl Connection {
             ("discard", false) => Reply::Error("ERR DISCARD without MULTI".to_owned()),
             ("discard", true) => {
                 self.transaction = None;
+                self.shared.watches.unwatch(&mut self.watched);
                 Reply::ok()
             }
             ("exec", true) => self.exec(),
             ("watch", true) => Reply::Error("ERR WATCH inside MULTI is not allowed".to_owned()),
+            // Refused inside a transaction (Redis's `no-multi` flag): the transaction
+            // fails.
+            ("shutdown", true) => {
+                if let Some(transaction) = self.transaction.as_mut() {
+                    transaction.failed = true;
+                }
+                Reply::Error("ERR Command not allowed inside a transaction".to_owned())
+            }
             // Run at once, as Redis does, even inside a transaction.
-            ("quit", _) => return None,
+            ("quit" | "reset", _) => return None,
             (_, true) => self.queue(request),
             (_, false) => return None,
         };
@@ -82,19 +104,35 @@ impl Connection {
         let Some(transaction) = self.transaction.take() else {
             return Reply::Error("ERR EXEC without MULTI".to_owned());
         };
+        let shared = self.shared.clone();
         if transaction.failed {
+            shared.watches.unwatch(&mut self.watched);
             return Reply::Error(EXECABORT.to_owned());
         }
-        let shared = self.shared.clone();
         let _gate = shared.gate.exclusive();
+        // Under the exclusive gate: every write answered before this is counted.
+        let dirty = shared.watches.dirty(&self.watched, |db, key| {
+            shared.store.ns(db).exists(key).unwrap_or(false)
+        });
+        shared.watches.unwatch(&mut self.watched);
+        if dirty {
+            return Reply::NullArray;
+        }
         let mut replies = Vec::with_capacity(transaction.queued.len());
+        // Every queued command runs: one that fails, a panic included (printed by the
+        // hook), is answered its error in the array and the others still run, as a
+        // command's runtime error does in Redis, so a transaction is never cut short.
         for request in &transaction.queued {
-            replies.push(match commands::dispatch(self, request) {
-                Outcome::Reply(reply) | Outcome::Close(reply) => reply,
-                Outcome::Shutdown => {
-                    shared.begin_shutdown();
-                    Reply::ok()
+            let db = self.db;
+            let outcome = catch_unwind(AssertUnwindSafe(|| commands::dispatch(self, request)));
+            shared.watches.touch(db, request);
+            replies.push(match outcome {
+                Ok(Outcome::Reply(reply) | Outcome::Close(reply)) => reply,
+                // `SHUTDOWN` is refused at queueing; kept for completeness.
+                Ok(Outcome::Shutdown) => {
+                    Reply::Error("ERR Command not allowed inside a transaction".to_owned())
                 }
+                Err(_) => Reply::Error(PANICKED.to_owned()),
             });
         }
         Reply::Array(replies)

@@ -13,10 +13,11 @@ use mio::Token;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 /// One key's requests: the clients they came from (with how many each sent), and the
 /// requests in that order.
-type Group = (BatchKey, Vec<(Token, usize)>, Vec<Vec<Vec<u8>>>);
+type Group = (BatchKey, Vec<(Token, usize)>, Vec<crate::resp::Request>);
 
 /// Takes, from each ready client whose whole input is one batchable run, that run;
 /// runs the runs of each key together; encodes each client's replies.
@@ -43,13 +44,15 @@ pub(crate) fn run(ready: &[Token], clients: &mut HashMap<Token, Client>) {
         let Some(first) = members.first().and_then(|(t, _)| clients.get(t)) else {
             continue;
         };
-        let shared = first.shared().clone();
-        let gate_id = first.id();
+        let shared = first.connection().shared.clone();
+        let gate_id = first.connection().id;
         shared
             .stats
             .commands
             .fetch_add(requests.len() as u64, Ordering::Relaxed);
         let ns = shared.store.ns(db);
+        crate::store::take_last_lookup();
+        let started = Instant::now();
         let replies = catch_unwind(AssertUnwindSafe(|| {
             let _gate = shared.gate.shared(gate_id);
             let mut replies = Vec::with_capacity(requests.len());
@@ -57,15 +60,21 @@ pub(crate) fn run(ready: &[Token], clients: &mut HashMap<Token, Client>) {
             while at < requests.len() {
                 let run = command::batch::run_length(&requests, at);
                 replies.extend(command::batch::execute_run(&ns, &requests[at..at + run]));
+                shared.watches.touch(db, &requests[at]);
                 at += run;
             }
             replies
         }));
+        let elapsed = started.elapsed();
+        let found = crate::store::take_last_lookup();
         let mut replies = match replies {
             Ok(replies) => replies.into_iter(),
             Err(_) => Vec::new().into_iter(),
         };
+        let mut at = 0;
         for (token, count) in members {
+            let mine_requests = &requests[at..at + count];
+            at += count;
             let Some(client) = clients.get_mut(&token) else {
                 continue;
             };
@@ -78,7 +87,14 @@ pub(crate) fn run(ready: &[Token], clients: &mut HashMap<Token, Client>) {
                 );
                 client.close_after_output();
             }
-            let protocol = client.protocol();
+            // Each member is charged its share of the batch's time, as a pipelined run
+            // of its own would be.
+            let share = elapsed.mul_f64(count as f64 / requests.len() as f64);
+            let failed = mine.iter().filter(|r| matches!(r, Reply::Error(_))).count();
+            client
+                .connection()
+                .observe(mine_requests, share, failed as u64, found);
+            let protocol = client.connection().protocol;
             for reply in &mine {
                 resp::encode(reply, protocol, client.output_mut());
             }

@@ -138,6 +138,20 @@ impl Namespace {
         self.scan(None, usize::MAX)
     }
 
+    /// The live keys `keep` accepts, in key order: the others are never collected, so
+    /// a filter that matches few keys of a large namespace (`KEYS prefix*`) holds only
+    /// those.
+    pub fn keys_where(&self, mut keep: impl FnMut(&[u8]) -> bool) -> Result<Vec<Vec<u8>>> {
+        let mut out = Vec::new();
+        self.each_live(None, |key, _| {
+            if keep(key) {
+                out.push(key.to_vec());
+            }
+            true
+        })?;
+        Ok(out)
+    }
+
     /// Sets `key` to expire at `at_ms` (Unix time in milliseconds); a time not in the
     /// future deletes the key at once. Returns whether it was set (or deleted); `false`
     /// for a missing key.

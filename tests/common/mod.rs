@@ -72,7 +72,7 @@ pub fn reply_json(reply: &rocksketch::command::Reply) -> serde_json::Value {
         Reply::Bulk(b) => json!(String::from_utf8_lossy(b)),
         Reply::Double(text) => json!(text),
         Reply::Int(i) => json!(i),
-        Reply::Nil => Value::Null,
+        Reply::Nil | Reply::NullArray => Value::Null,
         Reply::Error(e) => json!({ "error": e }),
         Reply::Bool(b) => json!(i64::from(*b)),
         Reply::Array(items) => Value::Array(items.iter().map(reply_json).collect()),

@@ -130,6 +130,10 @@ fn config_set(conn: &Connection, pairs: &[Vec<u8>]) -> Reply {
     Reply::ok()
 }
 
+/// The fewest arguments `CONFIG SET max-args` allows a command (Redis has no such
+/// setting; a lower one would only lock clients out).
+const MIN_MAX_ARGS: usize = 1024;
+
 fn check_set(name: &str, value: String) -> Result<Apply, String> {
     let number = |v: &str| {
         v.parse::<i64>()
@@ -152,7 +156,19 @@ fn check_set(name: &str, value: String) -> Result<Apply, String> {
             Box::new(move |c: &Connection| c.shared.live.set_max_clients(n))
         }
         "proto-max-bulk-len" | "max-args" | "client-query-buffer-limit" => {
+            // Floors that leave every client able to send `CONFIG SET` again: Redis's
+            // 1 MiB for the two byte limits; ours for the argument count.
+            let floor = if name == "max-args" {
+                MIN_MAX_ARGS
+            } else {
+                1 << 20
+            };
             let n = size(&value)?;
+            if n < floor {
+                return Err(format!(
+                    "argument must be between {floor} and 9223372036854775807 inclusive"
+                ));
+            }
             match name {
                 "proto-max-bulk-len" => {
                     Box::new(move |c: &Connection| c.shared.live.set_max_bulk(n))

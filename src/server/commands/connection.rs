@@ -1,6 +1,8 @@
-//! Connection commands: `PING`, `HELLO`, `AUTH`, `CLIENT`, `SELECT`.
+//! Connection commands: `PING`, `HELLO`, `AUTH`, `CLIENT`, `SELECT`, `WATCH`,
+//! `UNWATCH`, `RESET`.
 
 use super::*;
+use crate::server::ClientInfo;
 
 pub(crate) fn ping(_conn: &mut Connection, args: &mut Args) -> HostResult {
     let message = args.next_opt();
@@ -142,7 +144,7 @@ pub(super) fn set_name(conn: &Connection, name: &[u8]) -> Result<(), Reply> {
     Ok(())
 }
 
-/// `CLIENT SETINFO | SETNAME | GETNAME | ID | INFO | LIST`.
+/// `CLIENT SETINFO | SETNAME | GETNAME | ID | INFO | LIST | KILL`.
 pub(crate) fn client(conn: &mut Connection, args: &mut Args) -> HostResult {
     let word = args.next_arg()?;
     let sub = lower(word);
@@ -202,7 +204,21 @@ pub(crate) fn client(conn: &mut Connection, args: &mut Args) -> HostResult {
                 .collect();
             bulk(text)
         }
-        ("id" | "setname" | "getname" | "setinfo" | "info", _) => Reply::Error(format!(
+        ("kill", [addr]) => {
+            // The old form: one address, `+OK` or an error, the caller included.
+            if kill_where(conn, |_, info| info.addr.as_bytes() == addr.as_slice()) == 0 {
+                return Err(err("ERR No such client"));
+            }
+            Reply::ok()
+        }
+        ("kill", filters) if !filters.is_empty() => {
+            let filter = KillFilter::parse(filters)?;
+            let me = conn.id;
+            Reply::Int(kill_where(conn, |id, info| {
+                (id != me || !filter.skip_me) && filter.matches(id, info)
+            }) as i64)
+        }
+        ("id" | "setname" | "getname" | "setinfo" | "info" | "kill", _) => Reply::Error(format!(
             "ERR wrong number of arguments for 'client|{sub}' command"
         )),
         _ => Reply::Error(format!(
@@ -236,4 +252,129 @@ pub(crate) fn select(conn: &mut Connection, args: &mut Args) -> HostResult {
         }
         _ => Err(err("ERR DB index is out of range")),
     }
+}
+
+/// Kills every connection `matches` accepts; how many.
+fn kill_where(conn: &Connection, matches: impl Fn(u64, &ClientInfo) -> bool) -> usize {
+    let clients = conn.shared.clients.lock();
+    let mut killed = 0;
+    for (id, entry) in clients.iter() {
+        if matches(*id, &entry.info) {
+            entry.kill.kill();
+            killed += 1;
+        }
+    }
+    killed
+}
+
+/// `CLIENT KILL`'s new form: `ID`, `ADDR`, `LADDR`, `USER`, `TYPE`, `MAXAGE` and
+/// `SKIPME` (yes by default), every filter given must match.
+#[derive(Default)]
+struct KillFilter {
+    id: Option<u64>,
+    addr: Option<Vec<u8>>,
+    laddr: Option<Vec<u8>>,
+    /// Connections of another user or type: every connection here is the default
+    /// user's and of the normal type, so such a filter matches none.
+    none: bool,
+    max_age: Option<u64>,
+    skip_me: bool,
+}
+
+impl KillFilter {
+    fn parse(words: &[Vec<u8>]) -> Result<KillFilter, Reply> {
+        let mut filter = KillFilter {
+            skip_me: true,
+            ..KillFilter::default()
+        };
+        let mut words = words.chunks(2);
+        for pair in words.by_ref() {
+            let [name, value] = pair else {
+                return Err(err(SYNTAX));
+            };
+            match lower(name).as_str() {
+                "id" => match parse_i64(value) {
+                    Some(id) if id > 0 => filter.id = Some(id as u64),
+                    _ => return Err(err("ERR client-id should be greater than 0")),
+                },
+                "addr" => filter.addr = Some(value.clone()),
+                "laddr" => filter.laddr = Some(value.clone()),
+                "user" => filter.none |= value.as_slice() != b"default",
+                "type" => match lower(value).as_str() {
+                    "normal" => {}
+                    "master" | "replica" | "slave" | "pubsub" => filter.none = true,
+                    _ => {
+                        return Err(Reply::Error(format!(
+                            "ERR Unknown client type '{}'",
+                            String::from_utf8_lossy(value)
+                        )))
+                    }
+                },
+                "maxage" => match parse_i64(value) {
+                    Some(age) if age >= 0 => filter.max_age = Some(age as u64),
+                    _ => return Err(err(NOT_INTEGER)),
+                },
+                "skipme" => match lower(value).as_str() {
+                    "yes" => filter.skip_me = true,
+                    "no" => filter.skip_me = false,
+                    _ => return Err(err(SYNTAX)),
+                },
+                _ => return Err(err(SYNTAX)),
+            }
+        }
+        Ok(filter)
+    }
+
+    fn matches(&self, id: u64, info: &ClientInfo) -> bool {
+        let age = info.connected.map_or(0, |t| t.elapsed().as_secs());
+        !self.none
+            && self.id.is_none_or(|want| want == id)
+            && self
+                .addr
+                .as_ref()
+                .is_none_or(|a| a.as_slice() == info.addr.as_bytes())
+            && self
+                .laddr
+                .as_ref()
+                .is_none_or(|a| a.as_slice() == info.laddr.as_bytes())
+            && self.max_age.is_none_or(|max| age >= max)
+    }
+}
+
+/// `WATCH key [key ...]`, outside a transaction (inside, the transaction refuses it).
+pub(crate) fn watch(conn: &mut Connection, args: &mut Args) -> HostResult {
+    let ns = conn.ns();
+    for key in args.rest_nonempty()? {
+        let exists = ns.exists(key)?;
+        conn.shared
+            .watches
+            .watch(&mut conn.watched, conn.db, key, exists);
+    }
+    Ok(Reply::ok())
+}
+
+/// `UNWATCH`.
+pub(crate) fn unwatch(conn: &mut Connection, args: &mut Args) -> HostResult {
+    args.finish()?;
+    conn.shared.watches.unwatch(&mut conn.watched);
+    Ok(Reply::ok())
+}
+
+/// `RESET`: the connection as if new, as Redis resets it: no transaction, nothing
+/// watched, database 0, RESP2, no name, and not authenticated if a password is set.
+pub(crate) fn reset(conn: &mut Connection, args: &mut Args) -> HostResult {
+    args.finish()?;
+    conn.transaction = None;
+    conn.shared.watches.unwatch(&mut conn.watched);
+    conn.db = 0;
+    conn.protocol = crate::resp::Protocol::Resp2;
+    if conn.shared.live.has_password() {
+        conn.deauthenticate();
+    }
+    conn.shared.update_client(conn.id, |c| {
+        c.db = 0;
+        c.resp = 2;
+        c.name.clear();
+    });
+    Ok(Reply::Simple("RESET".to_owned()))
 }

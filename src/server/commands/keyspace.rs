@@ -42,14 +42,8 @@ pub(crate) fn key_type(conn: &mut Connection, args: &mut Args) -> HostResult {
 pub(crate) fn keys(conn: &mut Connection, args: &mut Args) -> HostResult {
     let pattern = args.next_arg()?;
     args.finish()?;
-    Ok(Reply::Array(
-        conn.ns()
-            .keys()?
-            .into_iter()
-            .filter(|(key, _)| glob::matches(pattern, key))
-            .map(|(key, _)| Reply::Bulk(key))
-            .collect(),
-    ))
+    let keys = conn.ns().keys_where(|key| glob::matches(pattern, key))?;
+    Ok(Reply::Array(keys.into_iter().map(Reply::Bulk).collect()))
 }
 
 pub(crate) fn persist(conn: &mut Connection, args: &mut Args) -> HostResult {
@@ -93,7 +87,10 @@ pub(crate) fn scan(conn: &mut Connection, args: &mut Args) -> HostResult {
     let page = ns.scan(after.as_deref(), count)?;
     let next = match page.last() {
         Some((last, _)) if page.len() == count => {
-            conn.shared.cursors.lock().save(ns.id(), last.clone())
+            conn.shared
+                .cursors
+                .lock()
+                .save(conn.id, ns.id(), last.clone())
         }
         _ => 0,
     };

@@ -25,7 +25,9 @@ use connection::{bloom_module, REDIS_VERSION};
 pub(crate) mod host {
     pub(crate) use super::admin::{bgsave, debug, lastsave, module, save};
     pub(crate) use super::config::{config, slowlog};
-    pub(crate) use super::connection::{auth, client, echo, hello, ping, select};
+    pub(crate) use super::connection::{
+        auth, client, echo, hello, ping, reset, select, unwatch, watch,
+    };
     pub(crate) use super::info::info;
     pub(crate) use super::keyspace::{
         dbsize, del, exists, expire, flush, key_type, keys, persist, scan, ttl,
@@ -96,12 +98,38 @@ pub(crate) fn dispatch(conn: &mut Connection, request: &[Vec<u8>]) -> Outcome {
         Handler::Sketch(run) => command::reply(run(&conn.ns(), &mut args)),
         Handler::Host(run) => run(conn, &mut args).unwrap_or_else(|reply| reply),
         Handler::Quit => return Outcome::Close(Reply::ok()),
-        Handler::Shutdown => return Outcome::Shutdown,
+        Handler::Shutdown => match shutdown_options(args.rest()) {
+            Ok(()) => return Outcome::Shutdown,
+            Err(reply) => reply,
+        },
         // Run by the connection before dispatch; here only if it declined the request.
         Handler::Transaction => conn
             .transaction_step(request)
             .unwrap_or_else(|| Reply::wrong_arity(spec.name)),
     })
+}
+
+/// `SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE] [ABORT]`: whether to stop. A shutdown here
+/// is never in progress (it starts and ends within the command), so `ABORT` has none to
+/// abort, as Redis answers when it has none.
+fn shutdown_options(options: &[Vec<u8>]) -> Result<(), Reply> {
+    let (mut save, mut nosave, mut abort) = (false, false, false);
+    for option in options {
+        match lower(option).as_str() {
+            "save" => save = true,
+            "nosave" => nosave = true,
+            "now" | "force" => {}
+            "abort" => abort = true,
+            _ => return Err(err(SYNTAX)),
+        }
+    }
+    if (save && nosave) || (abort && options.len() > 1) {
+        return Err(err(SYNTAX));
+    }
+    if abort {
+        return Err(err("ERR No shutdown in progress."));
+    }
+    Ok(())
 }
 
 impl Connection {

@@ -1,0 +1,117 @@
+//! `WATCH`: optimistic locking for `MULTI`/`EXEC`, with Redis's semantics. A
+//! connection's `EXEC` answers a null array, running nothing, if a key it watched was
+//! written (by any client, itself included), deleted, expired or flushed since its
+//! `WATCH`.
+//!
+//! Only watched keys are tracked: each has a version, raised by every command the
+//! table marks as a write that names it (and by `FLUSHDB`/`FLUSHALL` for all of a
+//! database's), raised before the write's reply is sent and while the write holds the
+//! transaction gate shared, so an `EXEC`, which holds it exclusively, sees every write
+//! answered before it. A key that existed when watched and is gone at `EXEC` (expired,
+//! or deleted by a path that is no command) counts as written too. With nothing watched,
+//! a write pays one atomic load.
+
+use crate::command::table;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A watched key of one database.
+type WatchKey = (u16, Vec<u8>);
+
+/// The watched keys of every connection.
+#[derive(Default)]
+pub(crate) struct Watches {
+    /// How many keys are watched (a key watched by two connections counts once).
+    watched: AtomicUsize,
+    /// Each watched key's version and how many connections watch it.
+    keys: Mutex<HashMap<WatchKey, (u64, usize)>>,
+}
+
+/// What one connection watches: each key, its version then, and whether it existed.
+#[derive(Default)]
+pub(crate) struct Watched {
+    keys: Vec<(WatchKey, u64, bool)>,
+}
+
+impl Watches {
+    /// Starts watching `key` for a connection; `exists` is whether the key exists now.
+    pub(crate) fn watch(&self, mine: &mut Watched, db: u16, key: &[u8], exists: bool) {
+        let wkey = (db, key.to_vec());
+        if mine.keys.iter().any(|(k, _, _)| *k == wkey) {
+            return;
+        }
+        let mut keys = self.keys.lock();
+        let entry = keys.entry(wkey.clone()).or_insert_with(|| {
+            self.watched.fetch_add(1, Ordering::SeqCst);
+            (0, 0)
+        });
+        entry.1 += 1;
+        mine.keys.push((wkey, entry.0, exists));
+    }
+
+    /// Stops watching everything a connection watched.
+    pub(crate) fn unwatch(&self, mine: &mut Watched) {
+        if mine.keys.is_empty() {
+            return;
+        }
+        let mut keys = self.keys.lock();
+        for (wkey, _, _) in mine.keys.drain(..) {
+            if let Some(entry) = keys.get_mut(&wkey) {
+                entry.1 -= 1;
+                if entry.1 == 0 {
+                    keys.remove(&wkey);
+                    self.watched.fetch_sub(1, Ordering::SeqCst);
+                }
+            }
+        }
+    }
+
+    /// Whether any key a connection watched was written since, given whether each key
+    /// exists now (`exists`).
+    pub(crate) fn dirty(&self, mine: &Watched, exists: impl Fn(u16, &[u8]) -> bool) -> bool {
+        if mine.keys.is_empty() {
+            return false;
+        }
+        let changed = {
+            let keys = self.keys.lock();
+            mine.keys
+                .iter()
+                .any(|(wkey, version, _)| keys.get(wkey).is_none_or(|(now, _)| now != version))
+        };
+        changed
+            || mine
+                .keys
+                .iter()
+                .any(|((db, key), _, existed)| *existed && !exists(*db, key))
+    }
+
+    /// Records that `request` ran on database `db`: if it is a write, its keys are
+    /// written (for `FLUSHDB`, every key of `db`; for `FLUSHALL`, of every database).
+    pub(crate) fn touch(&self, db: u16, request: &[Vec<u8>]) {
+        if self.watched.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        let Some(spec) = request.first().and_then(|name| table::lookup(name)) else {
+            return;
+        };
+        if !spec.flags.contains(&"write") {
+            return;
+        }
+        let mut keys = self.keys.lock();
+        match spec.name {
+            "flushall" => keys.values_mut().for_each(|(v, _)| *v += 1),
+            "flushdb" => keys
+                .iter_mut()
+                .filter(|((d, _), _)| *d == db)
+                .for_each(|(_, (v, _))| *v += 1),
+            _ => {
+                for key in spec.keys_of(request) {
+                    if let Some((v, _)) = keys.get_mut(&(db, key.to_vec())) {
+                        *v += 1;
+                    }
+                }
+            }
+        }
+    }
+}

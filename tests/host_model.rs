@@ -1,0 +1,362 @@
+//! The host under ordinary-but-messy traffic: many clients on few I/O threads send
+//! random commands of every family, each client's byte stream cut at random points and
+//! sent with random pauses, read back at random speeds, some clients half-closing once
+//! they have sent everything. Each client works on keys of its own, so every reply it
+//! gets must be byte for byte the reply the library gives to the same commands run one
+//! at a time on a fresh store; the keys all clients share are checked by invariants
+//! (one winner per Bloom item, count-min answers that are exactly 1..total).
+
+mod common;
+#[path = "common/resp_client.rs"]
+mod resp_client;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use resp_client::TestServer;
+use rocksketch::command::{execute, Reply};
+use rocksketch::resp::{encode, encode_request, Protocol};
+use rocksketch::server::ServerConfig;
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::time::Duration;
+
+/// One request and what is known of its reply beforehand.
+#[derive(Debug, Clone)]
+enum Expect {
+    /// Run through the library on the client's own keys: the reply must equal it.
+    Own,
+    /// The host's own reply, fixed.
+    Exactly(Vec<u8>),
+    /// `BF.ADD hot item`: 0 or 1, and one client in all gets the 1.
+    HotBloom(String),
+    /// `CMS.INCRBY hot item 1`: the count after this add.
+    HotCount,
+}
+
+struct Script {
+    requests: Vec<Vec<Vec<u8>>>,
+    expect: Vec<Expect>,
+}
+
+fn words(parts: &[&str]) -> Vec<Vec<u8>> {
+    parts.iter().map(|p| p.as_bytes().to_vec()).collect()
+}
+
+/// A client's commands: creates for most of its keys (a missing one answers errors),
+/// then runs of one command on one key (what the batching passes combine), host
+/// commands, and adds to the shared keys.
+fn script(client: usize, rng: &mut StdRng, len: usize) -> Script {
+    let key = |name: &str| format!("c{client}:{name}");
+    let mut requests = Vec::new();
+    let mut expect = Vec::new();
+    let creates = [
+        vec![
+            "BF.RESERVE".to_owned(),
+            key("bf"),
+            "0.01".into(),
+            "200".into(),
+        ],
+        vec![
+            "CF.RESERVE".into(),
+            key("cf"),
+            "64".into(),
+            "BUCKETSIZE".into(),
+            "2".into(),
+        ],
+        vec!["CMS.INITBYDIM".into(), key("cms"), "200".into(), "4".into()],
+        vec![
+            "TOPK.RESERVE".into(),
+            key("tk"),
+            "5".into(),
+            "50".into(),
+            "4".into(),
+            "0.9".into(),
+        ],
+        vec![
+            "TDIGEST.CREATE".into(),
+            key("td"),
+            "COMPRESSION".into(),
+            "50".into(),
+        ],
+        vec![
+            "RIBBON.RESERVE".into(),
+            key("rb"),
+            "0.01".into(),
+            "500".into(),
+        ],
+    ];
+    for create in creates {
+        if rng.gen_ratio(9, 10) {
+            requests.push(create.iter().map(|w| w.as_bytes().to_vec()).collect());
+            expect.push(Expect::Own);
+        }
+    }
+    while requests.len() < len {
+        let run = rng.gen_range(1..=24);
+        let kind = rng.gen_range(0..20);
+        for _ in 0..run {
+            let item = format!("i{}", rng.gen_range(0..300));
+            let n = rng.gen_range(1..5).to_string();
+            let (request, what) = match kind {
+                0..=2 => (words(&["BF.ADD", &key("bf"), &item]), Expect::Own),
+                3 => (words(&["BF.EXISTS", &key("bf"), &item]), Expect::Own),
+                4 => (
+                    words(&["BF.MADD", &key("bf"), &item, "x", "y"]),
+                    Expect::Own,
+                ),
+                5 | 6 => (words(&["CF.ADD", &key("cf"), &item]), Expect::Own),
+                7 => (words(&["CF.ADDNX", &key("cf"), &item]), Expect::Own),
+                8 => (words(&["CF.DEL", &key("cf"), &item]), Expect::Own),
+                9 | 10 => (words(&["CMS.INCRBY", &key("cms"), &item, &n]), Expect::Own),
+                11 => (words(&["CMS.QUERY", &key("cms"), &item, "i1"]), Expect::Own),
+                12 => (words(&["TOPK.ADD", &key("tk"), &item, "i7"]), Expect::Own),
+                13 => (words(&["TDIGEST.ADD", &key("td"), &n, "2.5"]), Expect::Own),
+                14 => (
+                    words(&["TDIGEST.QUANTILE", &key("td"), "0.5", "0.9"]),
+                    Expect::Own,
+                ),
+                15 => (words(&["RIBBON.ADD", &key("rb"), &item]), Expect::Own),
+                16 => {
+                    let text = format!("e{}", "x".repeat(rng.gen_range(0..3000)));
+                    let mut reply = Vec::new();
+                    encode(
+                        &Reply::Bulk(text.clone().into_bytes()),
+                        Protocol::Resp2,
+                        &mut reply,
+                    );
+                    (words(&["ECHO", &text]), Expect::Exactly(reply))
+                }
+                17 => (words(&["PING"]), Expect::Exactly(b"+PONG\r\n".to_vec())),
+                18 => {
+                    let hot = format!("h{}", rng.gen_range(0..400));
+                    (words(&["BF.ADD", "hot:bf", &hot]), Expect::HotBloom(hot))
+                }
+                _ => (
+                    words(&["CMS.INCRBY", "hot:cms", "total", "1"]),
+                    Expect::HotCount,
+                ),
+            };
+            requests.push(request);
+            expect.push(what);
+        }
+    }
+    Script { requests, expect }
+}
+
+fn wire(requests: &[Vec<Vec<u8>>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for request in requests {
+        encode_request(request, &mut out);
+    }
+    out
+}
+
+/// The length of the RESP2 reply at the start of `buf`, if it is complete.
+fn reply_len(buf: &[u8]) -> Option<usize> {
+    let end = buf.windows(2).position(|w| w == b"\r\n")?;
+    let number = || -> i64 { std::str::from_utf8(&buf[1..end]).unwrap().parse().unwrap() };
+    let head = end + 2;
+    match buf[0] {
+        b'+' | b'-' | b':' => Some(head),
+        b'$' if number() < 0 => Some(head),
+        b'$' => {
+            let total = head + number() as usize + 2;
+            (buf.len() >= total).then_some(total)
+        }
+        b'*' => {
+            let mut at = head;
+            for _ in 0..number().max(0) {
+                at += reply_len(&buf[at..])?;
+            }
+            Some(at)
+        }
+        other => panic!("unexpected reply type {:?}", other as char),
+    }
+}
+
+/// Sends `bytes` cut at random points with random pauses; half-closes if asked.
+fn send_messily(mut stream: TcpStream, bytes: Vec<u8>, seed: u64, half_close: bool) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut at = 0;
+    while at < bytes.len() {
+        // Mostly small pieces, some as large as a client library's 8 KiB buffer.
+        let size = match rng.gen_range(0..10) {
+            0..=5 => rng.gen_range(1..64),
+            6..=8 => rng.gen_range(64..2048),
+            _ => 8192,
+        };
+        let end = (at + size).min(bytes.len());
+        stream.write_all(&bytes[at..end]).expect("sends");
+        at = end;
+        if rng.gen_ratio(1, 8) {
+            std::thread::sleep(Duration::from_micros(rng.gen_range(0..1500)));
+        }
+    }
+    if half_close {
+        stream.shutdown(Shutdown::Write).expect("half-closes");
+    }
+}
+
+/// Reads `count` replies at a random pace; for a half-closed client, also the close.
+fn read_messily(mut stream: TcpStream, count: usize, seed: u64, half_closed: bool) -> Vec<Vec<u8>> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let (mut buf, mut replies) = (Vec::new(), Vec::new());
+    let mut piece = vec![0u8; 4096];
+    while replies.len() < count {
+        let want = rng.gen_range(1..=piece.len());
+        let n = stream.read(&mut piece[..want]).expect("reads");
+        assert!(n > 0, "closed after {} of {count} replies", replies.len());
+        buf.extend_from_slice(&piece[..n]);
+        while let Some(len) = (!buf.is_empty()).then(|| reply_len(&buf)).flatten() {
+            replies.push(buf.drain(..len).collect());
+        }
+        if rng.gen_ratio(1, 16) {
+            std::thread::sleep(Duration::from_micros(rng.gen_range(0..2000)));
+        }
+    }
+    assert!(buf.is_empty(), "bytes past the last reply");
+    if half_closed {
+        assert_eq!(
+            stream.read(&mut piece).expect("reads"),
+            0,
+            "closed after the replies"
+        );
+    }
+    replies
+}
+
+fn run_model(seed: u64, clients: usize, len: usize, threads: usize) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let scripts: Vec<Script> = (0..clients).map(|c| script(c, &mut rng, len)).collect();
+
+    // What the library answers, each client's own commands run one at a time.
+    let reference = common::TempStore::new();
+    let ns = reference.store().ns(0);
+    let expected: Vec<Vec<Option<Vec<u8>>>> = scripts
+        .iter()
+        .map(|s| {
+            s.requests
+                .iter()
+                .zip(&s.expect)
+                .map(|(request, what)| match what {
+                    Expect::Own => {
+                        let mut bytes = Vec::new();
+                        encode(&execute(&ns, request), Protocol::Resp2, &mut bytes);
+                        Some(bytes)
+                    }
+                    Expect::Exactly(bytes) => Some(bytes.clone()),
+                    Expect::HotBloom(_) | Expect::HotCount => None,
+                })
+                .collect()
+        })
+        .collect();
+
+    let dir = tempfile::tempdir().unwrap();
+    let config = ServerConfig {
+        threads,
+        ..ServerConfig::default()
+    };
+    let server = TestServer::start(dir.path(), config);
+    let mut setup = server.client();
+    assert_eq!(
+        setup.cmd(&["BF.RESERVE", "hot:bf", "0.001", "1000"]),
+        resp_client::ok()
+    );
+    assert_eq!(
+        setup.cmd(&["CMS.INITBYDIM", "hot:cms", "100", "3"]),
+        resp_client::ok()
+    );
+
+    let handles: Vec<_> = scripts
+        .iter()
+        .enumerate()
+        .map(|(c, s)| {
+            let stream = TcpStream::connect(server.addr).unwrap();
+            stream
+                .set_read_timeout(Some(Duration::from_secs(60)))
+                .unwrap();
+            let half_close = c % 3 == 0;
+            let bytes = wire(&s.requests);
+            let count = s.requests.len();
+            let writer = stream.try_clone().unwrap();
+            let seed = seed ^ (c as u64) << 32;
+            let sender = std::thread::spawn(move || send_messily(writer, bytes, seed, half_close));
+            let reader =
+                std::thread::spawn(move || read_messily(stream, count, seed + 1, half_close));
+            (sender, reader)
+        })
+        .collect();
+    let received: Vec<Vec<Vec<u8>>> = handles
+        .into_iter()
+        .map(|(sender, reader)| {
+            sender.join().expect("sender");
+            reader.join().expect("reader")
+        })
+        .collect();
+
+    let mut bloom_winners: HashMap<String, usize> = HashMap::new();
+    let mut counts = Vec::new();
+    for (c, script) in scripts.iter().enumerate() {
+        for (i, what) in script.expect.iter().enumerate() {
+            let got = &received[c][i];
+            let shown = || String::from_utf8_lossy(got).into_owned();
+            let request =
+                || String::from_utf8_lossy(&script.requests[i].join(&b' ')[..]).into_owned();
+            match what {
+                Expect::HotBloom(item) => match got.as_slice() {
+                    b":1\r\n" => *bloom_winners.entry(item.clone()).or_default() += 1,
+                    b":0\r\n" => {
+                        bloom_winners.entry(item.clone()).or_default();
+                    }
+                    _ => panic!("client {c} request {i} ({}) got {}", request(), shown()),
+                },
+                Expect::HotCount => {
+                    // `*1\r\n:N\r\n`
+                    let text = shown();
+                    let n = text.trim_start_matches("*1\r\n:").trim_end().parse::<u64>();
+                    counts.push(n.unwrap_or_else(|_| panic!("client {c}: {text:?}")));
+                }
+                _ => {
+                    let want = expected[c][i].as_ref().unwrap();
+                    assert!(
+                        got == want,
+                        "client {c} request {i} ({}): got {} want {}",
+                        request(),
+                        shown(),
+                        String::from_utf8_lossy(want)
+                    );
+                }
+            }
+        }
+    }
+    for (item, winners) in &bloom_winners {
+        assert_eq!(
+            *winners, 1,
+            "BF.ADD hot:bf {item}: {winners} clients were told it was new"
+        );
+    }
+    counts.sort_unstable();
+    let total = counts.len() as u64;
+    assert!(
+        counts.iter().copied().eq(1..=total),
+        "hot counts are not 1..{total}"
+    );
+    let query = setup.cmd(&["CMS.QUERY", "hot:cms", "total"]);
+    assert_eq!(
+        query,
+        resp_client::Value::Array(vec![resp_client::Value::Int(total as i64)])
+    );
+}
+
+#[test]
+fn many_messy_clients_on_one_io_thread_get_their_own_answers() {
+    for seed in 0..3 {
+        run_model(seed, 10, 1200, 1);
+    }
+}
+
+#[test]
+fn many_messy_clients_on_two_io_threads_get_their_own_answers() {
+    run_model(100, 16, 1500, 2);
+}

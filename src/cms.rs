@@ -5,6 +5,7 @@
 //! increment writes one sparse delta operand per page it touches and one tally delta for
 //! the total count, in one write batch, without reading anything.
 
+mod answers;
 #[cfg(feature = "baselines")]
 mod baseline;
 mod layout;
@@ -146,7 +147,7 @@ impl Cms {
                     .map(|(item, incr)| (item.as_slice(), *incr))
                     .collect();
                 let cms = Cms::new(store.clone(), ns, key.to_vec());
-                answers_per_request(requests, cms.incr_by_with_estimates_alone(&pairs))
+                answers::per_request(requests, cms.incr_by_with_estimates_alone(&pairs))
             })
     }
 
@@ -356,60 +357,9 @@ pub fn dims_from_prob(error: f64, probability: f64) -> Result<(u64, u64)> {
     Ok((width, depth))
 }
 
-/// Each combined request's answer from the combined call's `outcome` (see
-/// [`Cms::incr_by_with_estimates_alone`]). When nothing was written, only the first
-/// request is answered (the error), and the combiner runs the others again alone; once
-/// the increments were written, every request is answered, so none is applied twice.
-fn answers_per_request(
-    requests: &[Vec<(Vec<u8>, u64)>],
-    outcome: Result<Result<Vec<u32>>>,
-) -> Vec<Result<Vec<u32>>> {
-    match outcome {
-        Ok(Ok(estimates)) => {
-            let mut estimates = estimates.into_iter();
-            requests
-                .iter()
-                .map(|r| Ok(estimates.by_ref().take(r.len()).collect()))
-                .collect()
-        }
-        Err(err) => vec![Err(err)],
-        Ok(Err(err)) => {
-            let text =
-                format!("{err} (the increments were applied; their estimates could not be read)");
-            requests
-                .iter()
-                .map(|_| Err(Error::Storage(text.clone())))
-                .collect()
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_combined_increment_that_was_written_is_answered_for_every_request() {
-        let requests = vec![
-            vec![(b"a".to_vec(), 1)],
-            vec![(b"b".to_vec(), 2), (b"c".to_vec(), 3)],
-        ];
-        // Written, then the read failed: every request answered (the combiner re-runs
-        // only what is left unanswered: before, all but the first ran twice).
-        let read_failed = Ok(Err(Error::Storage("read failed".into())));
-        let answers = answers_per_request(&requests, read_failed);
-        assert_eq!(answers.len(), requests.len());
-        for answer in answers {
-            let text = answer.unwrap_err().to_string();
-            assert!(text.contains("the increments were applied"), "{text}");
-        }
-        // Not written: the first answered, the rest left to run alone.
-        let write_failed = Err(Error::Storage("write failed".into()));
-        assert_eq!(answers_per_request(&requests, write_failed).len(), 1);
-        let fine = answers_per_request(&requests, Ok(Ok(vec![1, 2, 3])));
-        let fine: Vec<Vec<u32>> = fine.into_iter().map(Result::unwrap).collect();
-        assert_eq!(fine, vec![vec![1], vec![2, 3]]);
-    }
 
     #[test]
     fn dims_from_prob_matches_redisbloom() {

@@ -21,6 +21,7 @@
 //! ```
 
 mod admit;
+mod client;
 pub(crate) mod commands;
 mod conn;
 pub(crate) use conn::Connection;

@@ -5,8 +5,8 @@
 //! replies are exactly those of running its requests alone, in order; requests of
 //! different connections were concurrent, so any order among them is a valid one.
 
+use super::client::Client;
 use super::conn::BatchKey;
-use super::worker::Client;
 use crate::command::{self, Reply};
 use crate::resp;
 use mio::Token;

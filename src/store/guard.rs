@@ -55,6 +55,13 @@ impl<'a> KeyGuard<'a> {
     pub(crate) fn batch(&self) -> Result<Batch<'a>> {
         let mut batch = self.store.batch()?;
         if let Some(meta) = self.pending.take() {
+            // As `put_meta`: an expired version the key still holds goes in this batch.
+            if let Some(old) = self.store.read_meta(self.ns, self.key, false)? {
+                if old.version != meta.version {
+                    self.store
+                        .delete_into(&mut batch, self.ns, self.key, &old)?;
+                }
+            }
             let mkey = keys::meta_key(self.ns, self.key);
             batch.put_meta(&mkey, &meta.encode());
             batch.created = Some((mkey, meta));

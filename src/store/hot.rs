@@ -288,8 +288,9 @@ mod tests {
         hot.drop_prefix(&[]);
         // ... and the read's page, from before, must not come back.
         hot.fill(&key, &misses[0], Some(&page));
-        let (found, _) = hot.lookup(std::slice::from_ref(&key));
+        let (found, misses) = hot.lookup(std::slice::from_ref(&key));
         assert!(found[0].is_none());
+        hot.fill(&key, &misses[0], None);
         // A read after the drop fills as usual.
         let (_, misses) = hot.lookup(std::slice::from_ref(&key));
         hot.fill(&key, &misses[0], Some(&page));

@@ -1,0 +1,254 @@
+//! One connection served by an I/O thread: its socket, its [`Connection`], its pending
+//! output, and one slice of its work at a time (see [`super::worker`] for the turns).
+
+use super::admit::Deregister;
+use super::conn::{BatchKey, Connection, FLUSH_AT};
+use super::worker::Admitted;
+use super::Shared;
+use crate::command::Reply;
+use crate::resp;
+use mio::net::TcpStream;
+use mio::{Interest, Registry, Token};
+use std::io::{ErrorKind, Read, Write};
+use std::sync::Arc;
+
+/// Input a client may have read ahead of what it has run: reading stops there for the
+/// turn (unless no complete request is in yet: a large request is read whole).
+const READ_AHEAD: usize = 256 << 10;
+
+/// Output buffers larger than this are given back once empty, so idle clients stay small.
+const KEEP_CAPACITY: usize = 64 << 10;
+
+/// What a client's slice left it with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Turn {
+    /// Nothing to do until its socket is ready again.
+    Idle,
+    /// More to do now: take it up again on the next turn.
+    Busy,
+    /// The connection must close.
+    Close,
+}
+
+/// A connection served by a worker.
+pub(crate) struct Client {
+    /// First, so that it drops first: the connection leaves the client table before its
+    /// socket closes, and a client that saw the close finds its slot free (`maxclients`).
+    _entry: Deregister,
+    pub(super) token: Token,
+    pub(super) stream: TcpStream,
+    conn: Connection,
+    output: Vec<u8>,
+    /// Bytes of `output` already written.
+    sent: usize,
+    /// Whether the socket is registered for writability (output is pending).
+    writing: bool,
+    /// The client shut down its writing side: nothing more will arrive.
+    eof: bool,
+    /// The socket failed: close at once.
+    failed: bool,
+    /// Run nothing more; close once the pending output is written (`QUIT`, a protocol
+    /// error, a panic).
+    closing: bool,
+    /// Reading stopped before the socket was drained (the read-ahead or the query
+    /// buffer limit): the socket will not be reported readable again for what it holds.
+    unread: bool,
+}
+
+impl Client {
+    pub(super) fn register(
+        shared: &Arc<Shared>,
+        registry: &Registry,
+        admitted: Admitted,
+    ) -> Option<Client> {
+        admitted.stream.set_nonblocking(true).ok()?;
+        let mut stream = TcpStream::from_std(admitted.stream);
+        let token = Token(admitted.id as usize);
+        registry
+            .register(&mut stream, token, Interest::READABLE)
+            .ok()?;
+        Some(Client {
+            _entry: admitted.entry,
+            token,
+            stream,
+            conn: Connection::new(shared.clone(), admitted.id),
+            output: Vec::new(),
+            sent: 0,
+            writing: false,
+            eof: false,
+            failed: false,
+            closing: false,
+            unread: false,
+        })
+    }
+
+    /// Reads what the client sent, until the socket is drained, the input read ahead of
+    /// what has run reaches [`READ_AHEAD`] with a complete request in it, or the input
+    /// passes the query buffer limit (then [`Client::service`] answers the error).
+    ///
+    /// While replies wait to be written, it reads on to the limit: a client that
+    /// writes its whole pipeline before it reads a reply would otherwise block in its
+    /// send as the server waits for it to read (Redis, too, keeps reading then).
+    pub(super) fn read_input(&mut self, chunk: &mut [u8]) {
+        if self.eof || self.failed {
+            return;
+        }
+        let limit = self.conn.shared.live.max_query_buffer();
+        let blocked = self.sent < self.output.len();
+        self.unread = false;
+        loop {
+            let buffered = self.conn.inbox.buffered();
+            if buffered > limit {
+                self.unread = true;
+                return;
+            }
+            if buffered >= READ_AHEAD && !blocked {
+                self.conn.parse_ahead();
+                if self.conn.inbox.queued() > 0 {
+                    self.unread = true;
+                    return;
+                }
+            }
+            match self.stream.read(chunk) {
+                Ok(0) => {
+                    self.eof = true;
+                    return;
+                }
+                Ok(n) => self.conn.inbox.extend(&chunk[..n]),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => {
+                    self.failed = true;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// The client's whole input, if it is one run of requests that can be batched
+    /// with other clients' (and no replies are waiting to be written).
+    pub(crate) fn take_whole_batch(&mut self) -> Option<(BatchKey, Vec<crate::resp::Request>)> {
+        if self.closing || self.failed || self.sent < self.output.len() {
+            return None;
+        }
+        self.conn.whole_batch()
+    }
+
+    pub(crate) fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    pub(crate) fn output_mut(&mut self) -> &mut Vec<u8> {
+        &mut self.output
+    }
+
+    /// Closes the connection once its pending output is written.
+    pub(crate) fn close_after_output(&mut self) {
+        self.closing = true;
+    }
+
+    /// One slice of the client's work: write what is pending, read on if reading
+    /// stopped early, run one run of requests, write their replies.
+    pub(super) fn service(&mut self, registry: &Registry, chunk: &mut [u8]) -> Turn {
+        if !self.flush() || self.failed {
+            return Turn::Close;
+        }
+        let blocked = self.sent < self.output.len();
+        // Reading stopped early: read on if nothing is left to run, or if replies wait
+        // (the client may be writing before it reads).
+        if self.unread && !self.closing && (blocked || self.conn.inbox.queued() == 0) {
+            self.read_input(chunk);
+            if self.failed {
+                return Turn::Close;
+            }
+        }
+        if !blocked && !self.closing {
+            self.run_slice();
+            if !self.flush() {
+                return Turn::Close;
+            }
+            if self.unread && self.sent < self.output.len() {
+                // Its replies back up now: drain the socket as above.
+                self.read_input(chunk);
+                if self.failed {
+                    return Turn::Close;
+                }
+            }
+        }
+        self.check_query_limit();
+        let pending = self.sent < self.output.len();
+        if self.closing && !pending {
+            return Turn::Close;
+        }
+        let more = !self.closing && !pending && (self.unread || self.conn.inbox.queued() > 0);
+        if self.eof && !pending && !more {
+            // Everything complete the client sent has run and been answered.
+            return Turn::Close;
+        }
+        self.shrink();
+        if !self.set_writing(registry, pending) {
+            return Turn::Close;
+        }
+        if more {
+            Turn::Busy
+        } else {
+            Turn::Idle
+        }
+    }
+
+    /// Runs one run of the complete requests received.
+    fn run_slice(&mut self) {
+        if self.conn.run_requests(&mut self.output) || self.conn.shared.is_shutting_down() {
+            self.closing = true;
+            return;
+        }
+        self.conn.parse_ahead();
+    }
+
+    /// Past the query buffer limit: answer the error and close.
+    fn check_query_limit(&mut self) {
+        if !self.closing && self.conn.inbox.buffered() > self.conn.shared.live.max_query_buffer() {
+            let err = Reply::Error("ERR Protocol error: query buffer limit reached".into());
+            resp::encode(&err, self.conn.protocol, &mut self.output);
+            self.closing = true;
+        }
+    }
+
+    /// Writes pending output until done or the socket is full; `false` on an error.
+    fn flush(&mut self) -> bool {
+        while self.sent < self.output.len() {
+            match self.stream.write(&self.output[self.sent..]) {
+                Ok(0) => return false,
+                Ok(n) => self.sent += n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return true,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return false,
+            }
+        }
+        self.output.clear();
+        self.sent = 0;
+        true
+    }
+
+    /// Registers for writability while output is pending, and only then.
+    fn set_writing(&mut self, registry: &Registry, pending: bool) -> bool {
+        if pending == self.writing {
+            return true;
+        }
+        self.writing = pending;
+        let interest = if pending {
+            Interest::READABLE | Interest::WRITABLE
+        } else {
+            Interest::READABLE
+        };
+        registry
+            .reregister(&mut self.stream, self.token, interest)
+            .is_ok()
+    }
+
+    fn shrink(&mut self) {
+        if self.output.is_empty() && self.output.capacity() > KEEP_CAPACITY.max(FLUSH_AT) {
+            self.output = Vec::new();
+        }
+    }
+}

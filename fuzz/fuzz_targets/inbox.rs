@@ -79,7 +79,11 @@ fuzz_target!(|data: &[u8]| {
         drain(&mut inbox, &mut got, control.rotate_left(3));
         drain(&mut inbox, &mut got, control.rotate_left(5));
         assert!(got.len() <= expected.len());
-        assert_eq!(got[..], expected[..got.len()], "taken out of order or changed");
+        assert_eq!(
+            got[..],
+            expected[..got.len()],
+            "taken out of order or changed"
+        );
     }
     // What the normal path then takes, to the end.
     loop {

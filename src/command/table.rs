@@ -72,9 +72,17 @@ impl Spec {
     pub(crate) fn keys_of<'r>(&self, request: &'r [Vec<u8>]) -> impl Iterator<Item = &'r [u8]> {
         let (first, last, step) = self.keys;
         let len = request.len() as i64;
-        let last = if last < 0 { len + last } else { last.min(len - 1) };
+        let last = if last < 0 {
+            len + last
+        } else {
+            last.min(len - 1)
+        };
         // No keys (first 0), or none in this request: an empty range.
-        let (from, to) = if first > 0 && step > 0 { (first, last) } else { (1, 0) };
+        let (from, to) = if first > 0 && step > 0 {
+            (first, last)
+        } else {
+            (1, 0)
+        };
         (from.max(1)..=to)
             .step_by(step.max(1) as usize)
             .map(move |at| request[at as usize].as_slice())

@@ -301,12 +301,34 @@ impl Store {
 
     /// The live metadata of a key, for an answer that reads nothing else of the key
     /// (`EXISTS`, `TYPE`, `TTL`): from the cache, else read under the shared lock.
-    /// Under a key's lock, the guard's [`KeyGuard::other_meta`] reads another key.
+    /// Under a key's lock, the guard's [`KeyGuard::other_meta_at`] reads another key.
     pub(crate) fn meta(&self, ns: u16, key: &[u8]) -> Result<Option<Meta>> {
         match self.inner.cache.get(&keys::meta_key(ns, key)) {
             Some(meta) => Ok(live(Some(meta))),
             None => self.share(ns, key).meta(),
         }
+    }
+
+    /// The stored metadata as of `read_opts` (its snapshot), from the database: never
+    /// from the cache, which is newer than any snapshot.
+    fn read_meta_at(
+        &self,
+        ns: u16,
+        key: &[u8],
+        read_opts: &rocksdb::ReadOptions,
+    ) -> Result<Option<Meta>> {
+        let mkey = keys::meta_key(ns, key);
+        let db = self.db()?;
+        let Some(raw) = db.get_pinned_cf_opt(db.meta_cf()?, &mkey, read_opts)? else {
+            return Ok(None);
+        };
+        Meta::decode(&raw)
+            .map(Some)
+            .map_err(|source| Error::Corruption {
+                key: key.to_vec(),
+                what: "metadata",
+                source,
+            })
     }
 
     /// The stored metadata, expired or not: from the cache, else from the database

@@ -215,10 +215,25 @@ impl TDigest {
         Ok(answer(digest))
     }
 
-    /// Runs `answer` on a copy of the digest under the shared lock; if it compressed
-    /// the copy, the stored digest gets a compress operand (see the module docs).
+    /// Runs `answer` on a copy of the digest; if it compressed the copy, the stored
+    /// digest gets a compress operand (see the module docs).
+    ///
+    /// A digest with nothing to compress is answered under the shared lock. One that
+    /// will be compressed is read again and answered under the exclusive lock, which
+    /// adds wait for: the compress operand must compress what the answer saw and
+    /// nothing added after it (under the shared lock an add could land between the
+    /// read and the operand, which then compressed a value the answer had not seen: a
+    /// state no serial order gives).
     fn query<T>(&self, answer: impl FnOnce(&mut Digest) -> T) -> Result<T> {
-        let guard = self.store.share(self.ns, &self.key);
+        {
+            let guard = self.store.share(self.ns, &self.key);
+            let layout = self.layout(&guard)?;
+            let mut digest = self.read_copy(&layout)?;
+            if !digest.needs_compress() {
+                return Ok(answer(&mut digest));
+            }
+        }
+        let guard = self.store.lock(self.ns, &self.key);
         let layout = self.layout(&guard)?;
         let mut digest = self.read_copy(&layout)?;
         let buffered = digest.needs_compress();
@@ -226,6 +241,7 @@ impl TDigest {
         if buffered && !digest.needs_compress() {
             self.write_compress(&layout)?;
         }
+        drop(guard);
         Ok(out)
     }
 

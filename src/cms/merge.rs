@@ -36,9 +36,16 @@ impl Cms {
     pub fn merge<K: AsRef<[u8]>>(&self, sources: &[(K, i64)]) -> Result<()> {
         let guard = self.store.lock(self.ns, &self.key);
         let dest = self.layout(&guard)?;
+        // Each source's metadata and pages from one snapshot, taken first (a source
+        // deleted and made again between a metadata read and a later snapshot would
+        // read as zeros).
+        let db = self.store.db()?;
+        let snapshot = db.snapshot();
+        let mut read_opts = ReadOptions::default();
+        read_opts.set_snapshot(&snapshot);
         let mut layouts = Vec::with_capacity(sources.len());
         for (source, weight) in sources {
-            let meta = guard.other_meta(source.as_ref())?;
+            let meta = guard.other_meta_at(source.as_ref(), &read_opts)?;
             let layout =
                 Cms::new(self.store.clone(), self.ns, source.as_ref().to_vec()).check(meta)?;
             if (layout.params.width, layout.params.depth) != (dest.params.width, dest.params.depth)
@@ -55,10 +62,6 @@ impl Cms {
         if reads > MAX_MERGE_READS {
             return Err(CmsError::MergeTooLarge.into());
         }
-        let db = self.store.db()?;
-        let snapshot = db.snapshot();
-        let mut read_opts = ReadOptions::default();
-        read_opts.set_snapshot(&snapshot);
 
         let mut count: i128 = 0;
         for (layout, weight) in &layouts {

@@ -24,7 +24,7 @@ pub(crate) struct KeyGuard<'a> {
 /// may share one), so taking a second guard while holding one could deadlock the
 /// thread against itself; in debug builds (every test) it panics at once instead, naming
 /// the mistake, and the way to read another key under a lock is
-/// [`KeyGuard::other_meta`].
+/// [`KeyGuard::other_meta_at`].
 pub(crate) struct OnlyGuard(());
 
 thread_local! {
@@ -72,11 +72,19 @@ impl<'a> KeyGuard<'a> {
 
 impl KeyGuard<'_> {
     /// The live metadata of `other`, another key of this namespace, read while this
-    /// key's lock is held (as a merge reads its sources): without taking `other`'s
-    /// lock, which may be this one's stripe, and without filling the cache, so that no
-    /// stale entry can be left there.
-    pub(crate) fn other_meta(&self, other: &[u8]) -> Result<Option<Meta>> {
-        Ok(live(self.store.read_meta(self.ns, other, false)?))
+    /// key's lock is held (as a merge reads its sources) as of `read_opts`' snapshot:
+    /// without taking `other`'s lock, which may be this one's stripe, and without the
+    /// cache (newer than any snapshot, and never filled from here, so that no stale
+    /// entry can be left there). A merge reads its sources' metadata and their pages
+    /// from one snapshot this way: read before the snapshot, a source deleted and made
+    /// again in between had a version whose pages the snapshot no longer held, and read
+    /// as empty.
+    pub(crate) fn other_meta_at(
+        &self,
+        other: &[u8],
+        read_opts: &rocksdb::ReadOptions,
+    ) -> Result<Option<Meta>> {
+        Ok(live(self.store.read_meta_at(self.ns, other, read_opts)?))
     }
 
     /// The key's live metadata (an expired key reads as absent). A cache miss fills
@@ -243,9 +251,10 @@ mod tests {
         store.cms("other").init_by_dim(10, 2).unwrap();
         drop(store.lock(0, b"a"));
         let guard = store.share(0, b"a");
-        let other = guard.other_meta(b"other").unwrap().expect("created above");
+        let now = rocksdb::ReadOptions::default();
+        let other = guard.other_meta_at(b"other", &now).unwrap().expect("created above");
         assert_eq!(other.key_type(), crate::KeyType::Cms);
-        assert!(guard.other_meta(b"missing").unwrap().is_none());
+        assert!(guard.other_meta_at(b"missing", &now).unwrap().is_none());
         drop(guard);
         assert!(store.meta(0, b"other").unwrap().is_some());
     }

@@ -15,7 +15,8 @@ impl TDigest {
     /// `replace`, RedisBloom's `OVERRIDE`), then each source's in order, added as
     /// RedisBloom's `td_merge` adds them.
     ///
-    /// Under this key's exclusive lock; the sources are read at one snapshot. RedisBloom
+    /// Under this key's exclusive lock; the sources (their metadata and their pages)
+    /// are read at one snapshot. RedisBloom
     /// compresses each source in place; so does this, with a compress operand on each
     /// source written after the merge, under that source's own lock.
     pub fn merge<K: AsRef<[u8]>>(
@@ -26,10 +27,15 @@ impl TDigest {
     ) -> Result<()> {
         let guard = self.store.lock(self.ns, &self.key);
         let dest = guard.typed_meta(KeyType::TDigest)?;
+        // Each source's metadata and pages from one snapshot, taken first.
+        let db = self.store.db()?;
+        let snapshot = db.snapshot();
+        let mut read_opts = ReadOptions::default();
+        read_opts.set_snapshot(&snapshot);
         let mut layouts = Vec::with_capacity(sources.len());
         for source in sources {
             let source = source.as_ref();
-            let meta = guard.other_meta(source)?;
+            let meta = guard.other_meta_at(source, &read_opts)?;
             let meta = meta.ok_or(TDigestError::KeyDoesNotExist)?;
             let handle = TDigest::new(self.store.clone(), self.ns, source.to_vec());
             layouts.push((handle.layout_of(&meta)?, handle));
@@ -45,10 +51,6 @@ impl TDigest {
                 .unwrap_or(1),
         };
 
-        let db = self.store.db()?;
-        let snapshot = db.snapshot();
-        let mut read_opts = ReadOptions::default();
-        read_opts.set_snapshot(&snapshot);
         let mut result = Digest::new(compression);
         let mut overflow = false;
         if let (Some(d), false) = (&dest_layout, replace) {

@@ -9,6 +9,8 @@ use tempfile::TempDir;
 pub struct TempStore {
     pub store: Option<Store>,
     pub dir: TempDir,
+    /// What the store was opened with, and is reopened with.
+    pub options: StoreOptions,
 }
 
 impl TempStore {
@@ -18,10 +20,11 @@ impl TempStore {
 
     pub fn with_options(options: StoreOptions) -> TempStore {
         let dir = tempfile::tempdir().expect("temporary directory");
-        let store = Store::open(dir.path(), options).expect("store opens");
+        let store = Store::open(dir.path(), options.clone()).expect("store opens");
         TempStore {
             store: Some(store),
             dir,
+            options,
         }
     }
 
@@ -36,7 +39,8 @@ impl TempStore {
     /// Closes the database and opens it again.
     pub fn reopen(&mut self) {
         self.store = None;
-        self.store = Some(Store::open(self.dir.path(), StoreOptions::default()).expect("reopens"));
+        let options = self.options.clone();
+        self.store = Some(Store::open(self.dir.path(), options).expect("reopens"));
     }
 }
 

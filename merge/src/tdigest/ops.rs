@@ -14,17 +14,21 @@
 //! fold.
 //!
 //! A partial merge concatenates ops while the result stays under [`FOLD_BYTES`]; past
-//! that it folds them into one centroids op (a digest of their values at their
-//! compression, compressed). Folding changes when values are compressed, so answers may
-//! differ from a single full merge's, within the digest's error bound (see the README).
-//! A value whose add would overflow the digest's `i64` weight is dropped.
+//! that it declines (RocksDB keeps the operands as they are). It never folds values
+//! into centroids: when RedisBloom's digest compresses depends on the centroids the
+//! page already holds, which a partial merge does not see, so any fold would give a
+//! digest that no sequence of RedisBloom's adds gives, and a key's answers would depend
+//! on when RocksDB flushed. Every page is therefore exactly the sequential digest of
+//! its operands, whatever RocksDB combined (format 1 still decodes centroids ops that
+//! earlier versions' folds wrote). A value whose add would overflow the digest's `i64`
+//! weight is dropped.
 
 use super::{Digest, MAX_COMPRESSION};
 use crate::bytes::{le_u32, le_u64};
 use crate::error::{Error, Result};
 use crate::header::{self, Kind};
 
-/// A partial merge folds its ops into centroids once their payload passes this size.
+/// A partial merge declines once the concatenated payload would pass this size.
 pub const FOLD_BYTES: usize = 256 << 10;
 const VALUES: u8 = 1;
 const CENTROIDS: u8 = 2;
@@ -216,38 +220,29 @@ impl crate::fold::PageKind for Digest {
     }
 }
 
-/// The partial merge of digest operands (see the module docs); `None` for operands
-/// that do not decode or were written at different compressions.
+/// The partial merge of digest operands (see the module docs): their ops concatenated;
+/// `None` for operands that do not decode, were written at different compressions, or
+/// together pass [`FOLD_BYTES`].
 pub(crate) fn partial_merge(operands: &[&[u8]]) -> Option<Vec<u8>> {
-    partial_merge_folding_at(operands, FOLD_BYTES)
+    partial_merge_up_to(operands, FOLD_BYTES)
 }
 
-/// [`partial_merge`] folding past `fold_bytes` (tests fold small operands).
-pub(crate) fn partial_merge_folding_at(operands: &[&[u8]], fold_bytes: usize) -> Option<Vec<u8>> {
+/// [`partial_merge`] declining past `max_bytes` (tests use small operands).
+pub(crate) fn partial_merge_up_to(operands: &[&[u8]], max_bytes: usize) -> Option<Vec<u8>> {
     let mut compression = None;
     let mut payload = Vec::new();
-    // Each operand is checked and parsed once; a fold applies what was parsed.
-    let mut parsed = Vec::with_capacity(operands.len());
     for operand in operands {
         let framed = header::decode_as(operand, Kind::DigestOps).ok()?;
-        let (c, ops) = parse(framed.payload).ok()?;
+        let (c, _) = parse(framed.payload).ok()?;
         if *compression.get_or_insert(c) != c {
             return None;
         }
         payload.extend_from_slice(framed.payload.get(4..)?);
-        parsed.push(ops);
+        if payload.len() > max_bytes {
+            return None;
+        }
     }
-    let compression = compression?;
-    if payload.len() <= fold_bytes {
-        let mut combined = DigestOps::new(compression);
-        combined.payload.extend_from_slice(&payload);
-        return Some(combined.encode());
-    }
-    let mut digest = Digest::new(compression);
-    for ops in &parsed {
-        digest.apply_ops(ops);
-    }
-    digest.compress();
-    let folded = DigestOps::new(compression).centroids(&digest);
-    (folded.payload.len() < payload.len()).then(|| folded.encode())
+    let mut combined = DigestOps::new(compression?);
+    combined.payload.extend_from_slice(&payload);
+    Some(combined.encode())
 }

@@ -189,13 +189,10 @@ quickcheck! {
     }
 }
 
-/// Values in operands, partial-merged in random groups (folding past a tiny size), then
-/// fully merged: min, max and count exact, quantiles within the digest's bound.
-fn folded_in_groups(chunks: Vec<Vec<u16>>, groups: Vec<u8>) -> bool {
-    let values: Vec<f64> = chunks.iter().flatten().map(|v| f64::from(*v)).collect();
-    if values.len() < 2 {
-        return true;
-    }
+/// Values in operands, partial-merged in random groups as flushes and compactions
+/// would (declining past a tiny size), then fully merged: bit for bit the digest of one
+/// full merge of every operand, that is RedisBloom's digest of the values in order.
+fn combined_in_groups(chunks: Vec<Vec<u16>>, groups: Vec<u8>, compress_at: Vec<u8>) -> bool {
     let mut ops: Vec<Vec<u8>> = chunks
         .iter()
         .filter(|c| !c.is_empty())
@@ -204,7 +201,13 @@ fn folded_in_groups(chunks: Vec<Vec<u16>>, groups: Vec<u8>) -> bool {
             DigestOps::new(10).values(&c).encode()
         })
         .collect();
-    // Each round folds a group of neighbours into one operand, as a flush would.
+    // Reads' compress operands among the values.
+    for at in compress_at {
+        let at = usize::from(at) % (ops.len() + 1);
+        ops.insert(at, DigestOps::new(10).compress().encode());
+    }
+    let page = digest_of(&[3.0, 1.0, 2.0], 10).encode();
+    let whole = merged(&page, &ops);
     for pick in groups {
         if ops.len() < 2 {
             break;
@@ -213,45 +216,24 @@ fn folded_in_groups(chunks: Vec<Vec<u16>>, groups: Vec<u8>) -> bool {
         let at = usize::from(pick / 4) % (ops.len() - 1);
         let end = (at + size).min(ops.len());
         let group: Vec<&[u8]> = ops[at..end].iter().map(Vec::as_slice).collect();
-        // Declined (a fold no smaller than the values): RocksDB keeps the operands.
-        if let Some(combined) = super::ops::partial_merge_folding_at(&group, 64) {
+        // Declined past the size: RocksDB keeps the operands.
+        if let Some(combined) = super::ops::partial_merge_up_to(&group, 64) {
             ops.splice(at..end, [combined]);
         }
     }
-    let mut d = merged(&Digest::new(10).encode(), &ops);
-    let mut sorted = values;
-    sorted.sort_by(f64::total_cmp);
-    let n = sorted.len() as f64;
-    let exact = d.observations() == sorted.len() as i64
-        && d.min_value() == sorted[0]
-        && d.max_value() == sorted[sorted.len() - 1];
-    exact
-        && [0.1, 0.5, 0.9].iter().all(|&q| {
-            let estimate = d.quantile(q);
-            let below = sorted.partition_point(|v| *v < estimate) as f64 / n;
-            let at_most = sorted.partition_point(|v| *v <= estimate) as f64 / n;
-            // Half a centroid (the scale function's bound), and ties: a rank anywhere in
-            // the run of values equal to the estimate is exact.
-            let bound = std::f64::consts::PI * q * (1.0 - q) * n.ln() / 10.0 + 2.0 / n;
-            (below - bound..=at_most + bound).contains(&q)
-        })
+    merged(&page, &ops) == whole
 }
 
 #[test]
-fn folding_partial_merges_keep_min_max_count_exact_and_quantiles_bounded() {
+fn partial_merges_in_any_grouping_give_the_sequential_digest() {
     quickcheck::QuickCheck::new()
         .tests(300)
-        .quickcheck(folded_in_groups as fn(Vec<Vec<u16>>, Vec<u8>) -> bool);
-}
-
-/// The rank of `x` among sorted `data`, as a fraction.
-fn rank_of(sorted: &[f64], x: f64) -> f64 {
-    sorted.partition_point(|v| *v < x) as f64 / sorted.len() as f64
+        .quickcheck(combined_in_groups as fn(Vec<Vec<u16>>, Vec<u8>, Vec<u8>) -> bool);
 }
 
 #[test]
-fn folded_operands_keep_min_max_count_exact_and_quantiles_within_bound() {
-    // 200 000 values in 100 operands: well past the fold size.
+fn a_partial_merge_past_the_size_declines_and_the_full_merge_stays_sequential() {
+    // 200 000 values in 100 operands: well past the size a partial merge combines.
     let mut state = 0x9e37_79b9_7f4a_7c15_u64;
     let mut next = || {
         state ^= state << 13;
@@ -265,26 +247,19 @@ fn folded_operands_keep_min_max_count_exact_and_quantiles_within_bound() {
         .map(|c| DigestOps::new(100).values(c).encode())
         .collect();
     assert!(ops.iter().map(Vec::len).sum::<usize>() > FOLD_BYTES);
+    assert!(partial_merge(ops.iter().map(Vec::as_slice)).is_none());
+    // Combined in runs under the size, the result is the one full merge's, bit for bit,
+    // and that is RedisBloom's sequential digest of the values.
     let page = Digest::new(100).encode();
-    let mut whole = merged(&page, &ops);
-    let folded_op = partial_merge(ops.iter().map(Vec::as_slice)).unwrap();
-    assert!(folded_op.len() < FOLD_BYTES);
-    let mut folded = merged(&page, &[folded_op]);
-    let mut sorted = values.clone();
-    sorted.sort_by(f64::total_cmp);
-    assert_eq!(folded.observations(), 200_000);
-    assert_eq!(
-        (folded.min_value(), folded.max_value()),
-        (sorted[0], sorted[199_999])
-    );
-    let n = sorted.len() as f64;
-    for q in [0.001, 0.01, 0.1, 0.5, 0.9, 0.99, 0.999] {
-        // A centroid at quantile q holds at most 2 pi q (1-q) n ln(n) / compression
-        // observations; an estimate is off by at most half of one, in rank.
-        let bound = std::f64::consts::PI * q * (1.0 - q) * n.ln() / 100.0 + 1.0 / n;
-        for d in [&mut whole, &mut folded] {
-            let err = (rank_of(&sorted, d.quantile(q)) - q).abs();
-            assert!(err <= bound, "q {q}: rank error {err} over {bound}");
-        }
+    let whole = merged(&page, &ops);
+    let runs: Vec<Vec<u8>> = ops
+        .chunks(10)
+        .map(|run| partial_merge(run.iter().map(Vec::as_slice)).unwrap())
+        .collect();
+    assert_eq!(merged(&page, &runs), whole);
+    let mut sequential = Digest::new(100);
+    for v in &values {
+        sequential.add(*v, 1).unwrap();
     }
+    assert_eq!(whole, sequential);
 }

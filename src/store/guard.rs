@@ -252,7 +252,10 @@ mod tests {
         drop(store.lock(0, b"a"));
         let guard = store.share(0, b"a");
         let now = rocksdb::ReadOptions::default();
-        let other = guard.other_meta_at(b"other", &now).unwrap().expect("created above");
+        let other = guard
+            .other_meta_at(b"other", &now)
+            .unwrap()
+            .expect("created above");
         assert_eq!(other.key_type(), crate::KeyType::Cms);
         assert!(guard.other_meta_at(b"missing", &now).unwrap().is_none());
         drop(guard);

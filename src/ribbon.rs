@@ -134,7 +134,12 @@ impl RibbonFilter {
         hashes: &[u64],
     ) -> Result<()> {
         let mut batch = guard.batch()?;
-        for group in hashes.chunk_by(|a, b| stage_page(*a) == stage_page(*b)) {
+        // A page keeps each hash once: repeats are dropped before the per-page limit
+        // (140 000 copies of one item were refused as too many for a page), and the
+        // tally still counts every add.
+        let mut unique = hashes.to_vec();
+        unique.dedup();
+        for group in unique.chunk_by(|a, b| stage_page(*a) == stage_page(*b)) {
             let ops = StageOps::new(group.to_vec())
                 .ok_or_else(|| Error::InvalidArgument("too many items in one call".to_owned()))?;
             batch.merge_page(stage_key(prefix, epoch, group[0]), ops.encode());

@@ -111,11 +111,16 @@ pub(super) fn add_nx_run(ns: &Namespace, run: Run) -> Vec<Reply> {
 
 /// `CF.INSERT`: RedisBloom's form, or the cuckoo-module design's short `CF.INSERT key
 /// item` (one item, the filter created with defaults if missing, answered as `CF.ADD`).
+/// A lone option word is RedisBloom's form cut short, answered its arity error as
+/// RedisBloom does, never inserted as an item.
 pub(super) fn insert(ns: &Namespace, args: &mut Args) -> Result<Reply> {
     let mut short = *args;
     let (_, item) = (short.next_key()?, short.next_arg()?);
+    let option = [&b"items"[..], b"nocreate", b"capacity"]
+        .iter()
+        .any(|word| item.eq_ignore_ascii_case(word));
     match short.is_empty() {
-        true if item.eq_ignore_ascii_case(b"items") => Err(args.wrong_arity()),
+        true if option => Err(args.wrong_arity()),
         true => add(ns, args),
         false => insert_common(ns, args, false),
     }

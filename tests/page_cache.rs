@@ -279,3 +279,31 @@ fn the_cache_stays_within_its_budget() {
     assert!(bytes <= budget, "{bytes} bytes cached of {budget}");
     assert!(bytes >= budget / 4, "only {bytes} bytes cached of {budget}");
 }
+
+/// A Top-K of k = 1000 (its page is some 1.6 MiB, over one cache shard's share) is
+/// cached like any page: after a restart, its first read fills the cache and later adds
+/// and reads are hits, instead of each replaying every operand pending on the page.
+#[test]
+fn a_large_top_k_page_is_cached() {
+    let mut t = common::TempStore::with_options(options(64 << 20));
+    let topk = |t: &common::TempStore| t.store().topk("tk");
+    topk(&t).reserve(1000, 65536, 1, 0.9).unwrap();
+    let items: Vec<String> = (0..2000).map(|n| format!("{n:0>700}")).collect();
+    for chunk in items.chunks(100) {
+        topk(&t).add(chunk).unwrap();
+    }
+    t.reopen();
+    assert_eq!(topk(&t).list().unwrap().len(), 1000);
+    let (hits, misses, bytes) = t.store().page_cache_stats();
+    assert!(
+        bytes > 1 << 20,
+        "the page was not cached ({bytes} bytes held)"
+    );
+    for chunk in items.chunks(100).take(5) {
+        topk(&t).add(chunk).unwrap();
+    }
+    assert_eq!(topk(&t).list().unwrap().len(), 1000);
+    let (hits_after, misses_after, _) = t.store().page_cache_stats();
+    assert_eq!(misses_after, misses, "a later read missed");
+    assert!(hits_after > hits);
+}

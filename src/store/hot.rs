@@ -10,13 +10,24 @@
 //! apply it twice). Each page key's slot counts its writers in flight and holds at most
 //! one pending fill, which any writer's start cancels.
 //!
+//! Writes of one page that overlap (blind writers under the key's shared lock) reach
+//! RocksDB in an order the cache does not see: it applies each operand as its write
+//! ends. Where the order of operands changes the page (a t-digest's compress points, a
+//! cuckoo page's kick-outs, a Top-K's decay) such a write drops the cached page
+//! instead, and the next read takes RocksDB's; counters, bits, tallies and staged sets
+//! are the same in any order and stay cached.
+//!
 //! Bounded: pages are evicted (clock order) when a shard's pages pass its share of the
-//! budget; a page larger than a shard's share is never cached.
+//! budget. A page larger than a shard's share (a Top-K of k = 1000 is 1.6 MiB, a
+//! t-digest of compression 10 000 near 1 MiB, a shard's share of the default 64 MiB is
+//! 1 MiB) is cached too, up to a quarter of the budget each and half of it for all such
+//! pages together: every page a structure makes can be cached, and reads of a large
+//! page do not replay its pending operands every time.
 
 use parking_lot::Mutex;
 use rocksketch_merge::Page;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 const SHARDS: usize = 64;
@@ -27,6 +38,10 @@ const SLOT_OVERHEAD: usize = 96;
 pub(crate) struct HotPages {
     shards: Box<[Mutex<Shard>]>,
     shard_budget: usize,
+    /// The whole cache's budget.
+    budget: usize,
+    /// Bytes of cached pages larger than a shard's share (see the module docs).
+    oversized: AtomicUsize,
     next_fill: AtomicU64,
     pub(crate) stats: HotStats,
 }
@@ -50,6 +65,8 @@ struct Slot {
     page: Option<Arc<Page>>,
     /// Writes of this page begun and not yet finished.
     writers: u32,
+    /// Two of the writes in flight overlapped (see the module docs).
+    overlapped: bool,
     /// The reader allowed to install the page it is reading, if any.
     fill: Option<u64>,
     /// Clock bit: read since the eviction hand last passed.
@@ -88,6 +105,8 @@ impl HotPages {
         HotPages {
             shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
             shard_budget: budget / SHARDS,
+            budget,
+            oversized: AtomicUsize::new(0),
             next_fill: AtomicU64::new(1),
             stats: HotStats::default(),
         }
@@ -154,11 +173,12 @@ impl HotPages {
         match page {
             Some(page) if slot.writers == 0 && slot.page.is_none() => {
                 let cost = page.size() + key.len() + SLOT_OVERHEAD;
-                if cost <= self.shard_budget {
+                if self.admits(cost) {
                     slot.page = Some(page.clone());
                     slot.used = true;
                     shard.bytes += cost;
-                    evict(shard, self.shard_budget, key);
+                    self.account(0, cost);
+                    self.evict(shard, key);
                     return;
                 }
                 shard.slots.remove(key);
@@ -174,10 +194,16 @@ impl HotPages {
     /// Marks the start of a write of each key: fills pending for them are cancelled,
     /// and no fill starts until [`HotPages::end_writes`].
     pub(crate) fn begin_writes<'k>(&self, keys: impl Iterator<Item = &'k [u8]>) {
+        // A batch writing one page twice is one writer, in its own order: only another
+        // batch's writers in flight make an overlap.
+        let mut mine: HashMap<&[u8], u32> = HashMap::new();
         for key in keys {
+            let earlier = mine.entry(key).or_default();
             let mut shard = self.shard(key).lock();
             let slot = shard.slots.entry(key.to_vec()).or_default();
+            slot.overlapped |= slot.writers > *earlier;
             slot.writers += 1;
+            *earlier += 1;
             slot.fill = None;
         }
     }
@@ -196,9 +222,18 @@ impl HotPages {
                 continue;
             };
             slot.writers = slot.writers.saturating_sub(1);
+            let overlapped = slot.overlapped;
+            if slot.writers == 0 {
+                slot.overlapped = false;
+            }
             if written && slot.page.is_some() {
                 let before = slot.cost(key);
                 let keep = match write {
+                    PageWrite::Merge(_)
+                        if overlapped && slot.page.as_deref().is_some_and(order_matters) =>
+                    {
+                        false
+                    }
                     PageWrite::Merge(operand) => slot
                         .page
                         .as_mut()
@@ -210,6 +245,7 @@ impl HotPages {
                 }
                 let after = slot.cost(key);
                 shard.bytes = shard.bytes.saturating_sub(before) + after;
+                self.account(before, after);
             }
             if slot.is_empty() {
                 shard.slots.remove(key);
@@ -230,12 +266,62 @@ impl HotPages {
                 if !key.starts_with(prefix) {
                     return true;
                 }
-                freed += slot.cost(key);
+                let cost = slot.cost(key);
+                freed += cost;
+                self.account(cost, 0);
                 slot.page = None;
                 slot.fill = None;
                 !slot.is_empty()
             });
             shard.bytes = shard.bytes.saturating_sub(freed);
+        }
+    }
+
+    /// Whether a page costing `cost` may be cached: within a shard's share, or within
+    /// the room kept for larger pages.
+    fn admits(&self, cost: usize) -> bool {
+        cost <= self.shard_budget
+            || (cost <= self.budget / 4
+                && self.oversized.load(Ordering::Relaxed) + cost <= self.budget / 2)
+    }
+
+    /// Keeps the count of oversized pages' bytes as a slot's cost goes from `before` to
+    /// `after` (0 for no page).
+    fn account(&self, before: usize, after: usize) {
+        let over = |cost: usize| if cost > self.shard_budget { cost } else { 0 };
+        let (before, after) = (over(before), over(after));
+        if after > before {
+            self.oversized.fetch_add(after - before, Ordering::Relaxed);
+        } else if before > after {
+            self.oversized.fetch_sub(before - after, Ordering::Relaxed);
+        }
+    }
+
+    /// Evicts pages (clock order) until the shard is within its share, sparing `keep`.
+    fn evict(&self, shard: &mut Shard, keep: &[u8]) {
+        let budget = self.shard_budget;
+        let mut passes = 0;
+        while shard.bytes > budget && passes < 2 {
+            passes += 1;
+            let mut freed = 0;
+            for (key, slot) in shard.slots.iter_mut() {
+                if shard.bytes - freed <= budget {
+                    break;
+                }
+                if slot.page.is_none() || key.as_slice() == keep {
+                    continue;
+                }
+                if slot.used {
+                    slot.used = false;
+                    continue;
+                }
+                let cost = slot.cost(key);
+                freed += cost;
+                self.account(cost, 0);
+                slot.page = None;
+            }
+            shard.bytes -= freed;
+            shard.slots.retain(|_, slot| !slot.is_empty());
         }
     }
 
@@ -247,54 +333,15 @@ impl HotPages {
 
 /// Evicts pages, in clock order, until the shard is within `budget`; `keep` (just
 /// installed) goes last.
-fn evict(shard: &mut Shard, budget: usize, keep: &[u8]) {
-    let mut passes = 0;
-    while shard.bytes > budget && passes < 2 {
-        passes += 1;
-        let mut freed = 0;
-        for (key, slot) in shard.slots.iter_mut() {
-            if shard.bytes - freed <= budget {
-                break;
-            }
-            if slot.page.is_none() || key.as_slice() == keep {
-                continue;
-            }
-            if slot.used {
-                slot.used = false;
-                continue;
-            }
-            freed += slot.cost(key);
-            slot.page = None;
+/// Whether the order operands are applied in changes the page (see the module docs).
+fn order_matters(page: &Page) -> bool {
+    match page {
+        Page::Digest(_) | Page::Fp(_) | Page::TopK(_) => true,
+        Page::Counter(_) | Page::Tally(_) | Page::Bits(_) | Page::Stage(_) | Page::Ribbon(_) => {
+            false
         }
-        shard.bytes -= freed;
-        shard.slots.retain(|_, slot| !slot.is_empty());
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use rocksketch_merge::bits::BitPage;
-
-    #[test]
-    fn a_page_read_before_the_cache_was_dropped_is_not_installed_after() {
-        let hot = HotPages::new(64 << 20);
-        let key = b"page".to_vec();
-        let page = Arc::new(Page::Bits(BitPage::zeroed(1024)));
-        // A read registers its fill, reads (from the database about to be reopened)...
-        let (_, misses) = hot.lookup(std::slice::from_ref(&key));
-        assert!(misses[0].fill.is_some());
-        // ... the reopen empties the cache ...
-        hot.drop_prefix(&[]);
-        // ... and the read's page, from before, must not come back.
-        hot.fill(&key, &misses[0], Some(&page));
-        let (found, misses) = hot.lookup(std::slice::from_ref(&key));
-        assert!(found[0].is_none());
-        hot.fill(&key, &misses[0], None);
-        // A read after the drop fills as usual.
-        let (_, misses) = hot.lookup(std::slice::from_ref(&key));
-        hot.fill(&key, &misses[0], Some(&page));
-        let (found, _) = hot.lookup(std::slice::from_ref(&key));
-        assert!(found[0].is_some());
-    }
-}
+mod tests;

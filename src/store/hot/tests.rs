@@ -1,0 +1,95 @@
+//! The hot-page cache's own rules: fills, drops, large pages, overlapping writes.
+use super::*;
+use rocksketch_merge::bits::BitPage;
+
+#[test]
+fn a_page_read_before_the_cache_was_dropped_is_not_installed_after() {
+    let hot = HotPages::new(64 << 20);
+    let key = b"page".to_vec();
+    let page = Arc::new(Page::Bits(BitPage::zeroed(1024)));
+    // A read registers its fill, reads (from the database about to be reopened)...
+    let (_, misses) = hot.lookup(std::slice::from_ref(&key));
+    assert!(misses[0].fill.is_some());
+    // ... the reopen empties the cache ...
+    hot.drop_prefix(&[]);
+    // ... and the read's page, from before, must not come back.
+    hot.fill(&key, &misses[0], Some(&page));
+    let (found, misses) = hot.lookup(std::slice::from_ref(&key));
+    assert!(found[0].is_none());
+    hot.fill(&key, &misses[0], None);
+    // A read after the drop fills as usual.
+    let (_, misses) = hot.lookup(std::slice::from_ref(&key));
+    hot.fill(&key, &misses[0], Some(&page));
+    let (found, _) = hot.lookup(std::slice::from_ref(&key));
+    assert!(found[0].is_some());
+}
+
+#[test]
+fn pages_larger_than_a_shards_share_are_cached_within_half_the_budget() {
+    let hot = HotPages::new(64 << 20);
+    // A Top-K page of k = 1000 is about 1.6 MiB; a shard's share is 1 MiB.
+    let page = Arc::new(Page::Bits(BitPage::zeroed(13 << 20)));
+    let mut cached = 0;
+    for n in 0..40u32 {
+        let key = format!("big{n}").into_bytes();
+        let (_, misses) = hot.lookup(std::slice::from_ref(&key));
+        hot.fill(&key, &misses[0], Some(&page));
+        let (found, misses) = hot.lookup(std::slice::from_ref(&key));
+        if let Some(miss) = misses.first() {
+            hot.fill(&key, miss, None);
+        }
+        cached += usize::from(found[0].is_some());
+    }
+    assert!(cached >= 16, "only {cached} large pages were cached");
+    assert!(hot.oversized.load(Ordering::Relaxed) <= 32 << 20);
+    assert!(hot.bytes() <= (32 << 20) + (64 << 20));
+    // Dropping them gives their room back.
+    hot.drop_prefix(b"big");
+    assert_eq!(hot.oversized.load(Ordering::Relaxed), 0);
+    assert_eq!(hot.bytes(), 0);
+}
+
+#[test]
+fn overlapping_writes_drop_an_order_sensitive_page_and_apply_to_others() {
+    use rocksketch_merge::tdigest::{ops::DigestOps, Digest};
+    let hot = HotPages::new(64 << 20);
+    let digest = Arc::new(Page::Digest(Digest::new(10)));
+    let bits = Arc::new(Page::Bits(BitPage::zeroed(1024)));
+    let (dkey, bkey) = (b"digest".to_vec(), b"bits".to_vec());
+    for (key, page) in [(&dkey, &digest), (&bkey, &bits)] {
+        let (_, misses) = hot.lookup(std::slice::from_ref(key));
+        hot.fill(key, &misses[0], Some(page));
+    }
+    let op = PageWrite::Merge(DigestOps::new(10).values(&[1.0]).encode());
+    let bit = PageWrite::Merge(
+        rocksketch_merge::bits::BitDelta::sparse(1024, vec![3])
+            .unwrap()
+            .encode(),
+    );
+    // One writer at a time, even one writing the page twice: applied.
+    hot.begin_writes([dkey.as_slice(), dkey.as_slice()].into_iter());
+    hot.end_writes(
+        [(dkey.as_slice(), &op), (dkey.as_slice(), &op)].into_iter(),
+        true,
+    );
+    assert!(hot.lookup(std::slice::from_ref(&dkey)).0[0].is_some());
+    // Two in flight at once: the digest goes, the bits stay (and get both writes).
+    for key in [&dkey, &bkey, &dkey, &bkey] {
+        hot.begin_writes([key.as_slice()].into_iter());
+    }
+    hot.end_writes(
+        [(dkey.as_slice(), &op), (dkey.as_slice(), &op)].into_iter(),
+        true,
+    );
+    hot.end_writes(
+        [(bkey.as_slice(), &bit), (bkey.as_slice(), &bit)].into_iter(),
+        true,
+    );
+    let (found, misses) = hot.lookup(std::slice::from_ref(&dkey));
+    assert!(
+        found[0].is_none(),
+        "an order-sensitive page written by overlapping writes"
+    );
+    hot.fill(&dkey, &misses[0], None);
+    assert!(hot.lookup(std::slice::from_ref(&bkey)).0[0].is_some());
+}

@@ -198,9 +198,12 @@ uint32_t rks_cms_page_len(rks_cms_layout layout, uint32_t page);
 
 // Where `item`'s counter is in each row: `pages[row]`, `offsets[row]`, for the
 // `layout.depth` rows; `cap` is the arrays' length (`RKS_BUFFER_TOO_SMALL` below depth).
+// The two arrays must be distinct: overlapping ones are refused
+// (`RKS_INVALID_ARGUMENT`), since each is written as an array of its own.
 //
 // # Safety
-// `item` addresses `item_len` bytes; `pages` and `offsets` hold `cap` writable items.
+// `item` addresses `item_len` bytes; `pages` and `offsets` hold `cap` writable items
+// each, in memory no other thread uses during the call.
 rks_status rks_cms_locate(rks_cms_layout layout,
                           const uint8_t *item,
                           size_t item_len,
@@ -401,7 +404,24 @@ rks_status rks_topk_ops(const uint8_t *const *items,
                         size_t n,
                         rks_buf *buf);
 
-// Builds a t-digest operand adding `values` (none NaN) to a digest of `compression`.
+// Builds an empty Top-K page keeping `k` items over `width x depth` counters decaying
+// at `decay`, checked as `TOPK.RESERVE` checks them (`k` 1 to 1000, `decay` in
+// (0, 1], the page within its size limit). A host puts it where the Top-K's page lives
+// when it creates the structure: Top-K operands ([`rks_topk_ops`]) apply only to a
+// page, since an operand does not say the structure's shape (one merged where no page
+// is stays unapplied, and is counted by `rks_skipped_operands`).
+//
+// # Safety
+// `buf` is writable and empty.
+rks_status rks_topk_page_new(uint32_t k,
+                             uint32_t width,
+                             uint32_t depth,
+                             double decay,
+                             rks_buf *buf);
+
+// Builds a t-digest operand adding `values` to a digest of `compression`, checked as
+// `TDIGEST.CREATE` and `TDIGEST.ADD` check them: `compression` 1 to 10 000, every value
+// finite (a NaN or an infinity is refused, never left for the merge to drop).
 //
 // # Safety
 // `values` holds `n` items; `buf` is writable and empty.

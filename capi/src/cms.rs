@@ -82,9 +82,12 @@ pub extern "C" fn rks_cms_page_len(layout: rks_cms_layout, page: u32) -> u32 {
 
 /// Where `item`'s counter is in each row: `pages[row]`, `offsets[row]`, for the
 /// `layout.depth` rows; `cap` is the arrays' length (`RKS_BUFFER_TOO_SMALL` below depth).
+/// The two arrays must be distinct: overlapping ones are refused
+/// (`RKS_INVALID_ARGUMENT`), since each is written as an array of its own.
 ///
 /// # Safety
-/// `item` addresses `item_len` bytes; `pages` and `offsets` hold `cap` writable items.
+/// `item` addresses `item_len` bytes; `pages` and `offsets` hold `cap` writable items
+/// each, in memory no other thread uses during the call.
 #[no_mangle]
 pub unsafe extern "C" fn rks_cms_locate(
     layout: rks_cms_layout,
@@ -97,7 +100,12 @@ pub unsafe extern "C" fn rks_cms_locate(
     guard(|| {
         let layout = layout.checked()?;
         check(cap >= layout.depth as usize, RKS_BUFFER_TOO_SMALL)?;
-        // SAFETY: the caller's contract.
+        // Two mutable slices over one memory would be undefined behaviour: refused.
+        let bytes = cap.saturating_mul(std::mem::size_of::<u32>());
+        let (p, o) = (pages as usize, offsets as usize);
+        let apart = p.saturating_add(bytes) <= o || o.saturating_add(bytes) <= p;
+        check(cap == 0 || apart, RKS_INVALID_ARGUMENT)?;
+        // SAFETY: the caller's contract; the arrays do not overlap (checked above).
         let (item, pages, offsets) = unsafe {
             (
                 slice(item, item_len)?,

@@ -7,6 +7,7 @@ use crate::rks_status::*;
 use crate::{check, fill_buf, guard, out, page_error, rks_buf, rks_status, slice};
 use rocksketch_merge::ribbon::{item_hash, StageOps, StagePage};
 use rocksketch_merge::tdigest::ops::DigestOps;
+use rocksketch_merge::tdigest::MAX_COMPRESSION;
 use rocksketch_merge::topk;
 
 /// Builds a Top-K operand: item `i` (`items[i]`, `item_lens[i]` bytes) counted
@@ -46,7 +47,36 @@ pub unsafe extern "C" fn rks_topk_ops(
     })
 }
 
-/// Builds a t-digest operand adding `values` (none NaN) to a digest of `compression`.
+/// Builds an empty Top-K page keeping `k` items over `width x depth` counters decaying
+/// at `decay`, checked as `TOPK.RESERVE` checks them (`k` 1 to 1000, `decay` in
+/// (0, 1], the page within its size limit). A host puts it where the Top-K's page lives
+/// when it creates the structure: Top-K operands ([`rks_topk_ops`]) apply only to a
+/// page, since an operand does not say the structure's shape (one merged where no page
+/// is stays unapplied, and is counted by `rks_skipped_operands`).
+///
+/// # Safety
+/// `buf` is writable and empty.
+#[no_mangle]
+pub unsafe extern "C" fn rks_topk_page_new(
+    k: u32,
+    width: u32,
+    depth: u32,
+    decay: f64,
+    buf: *mut rks_buf,
+) -> rks_status {
+    guard(|| {
+        // SAFETY: the caller's contract.
+        let buf = unsafe { out(buf)? };
+        check(decay > 0.0 && decay <= 1.0, RKS_INVALID_ARGUMENT)?;
+        let shape = topk::Shape::new(k, width, depth, decay).ok_or(RKS_INVALID_ARGUMENT)?;
+        fill_buf(buf, topk::TopKPage::new(shape).encode());
+        Ok(())
+    })
+}
+
+/// Builds a t-digest operand adding `values` to a digest of `compression`, checked as
+/// `TDIGEST.CREATE` and `TDIGEST.ADD` check them: `compression` 1 to 10 000, every value
+/// finite (a NaN or an infinity is refused, never left for the merge to drop).
 ///
 /// # Safety
 /// `values` holds `n` items; `buf` is writable and empty.
@@ -60,7 +90,9 @@ pub unsafe extern "C" fn rks_digest_values(
     guard(|| {
         // SAFETY: the caller's contract.
         let (values, buf) = unsafe { (slice(values, n)?, out(buf)?) };
-        let ok = compression > 0 && n <= u32::MAX as usize && !values.iter().any(|v| v.is_nan());
+        let ok = (1..=MAX_COMPRESSION).contains(&compression)
+            && n <= u32::MAX as usize
+            && values.iter().all(|v| v.is_finite());
         check(ok, RKS_INVALID_ARGUMENT)?;
         fill_buf(buf, DigestOps::new(compression).values(values).encode());
         Ok(())

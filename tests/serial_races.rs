@@ -167,3 +167,39 @@ fn concurrent_adds_leave_the_cached_digest_equal_to_the_stored_one() {
         assert_eq!(cached, stored, "round {round}");
     }
 }
+
+/// `TDIGEST.MERGE` compresses each source it read (RedisBloom compresses them in
+/// place): that compression must never take in a value added after the merge read the
+/// source.
+#[test]
+fn a_merge_never_compresses_a_sources_later_adds() {
+    let t = common::TempStore::new();
+    let store = t.store().clone();
+    for round in 0..1500 {
+        let src = format!("src{round}");
+        store.tdigest(&src).create(100).unwrap();
+        store.tdigest(&src).add(&[1.0, 2.0, 3.0]).unwrap();
+        let barrier = Arc::new(Barrier::new(2));
+        let adder = {
+            let (store, src, barrier) = (store.clone(), src.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                store.tdigest(&src).add(&[1e9]).unwrap();
+            })
+        };
+        barrier.wait();
+        store.tdigest("dest").merge(&[&src], None, true).unwrap();
+        adder.join().unwrap();
+        let merged = store.tdigest("dest").info().unwrap().observations;
+        let source = store.tdigest(&src).info().unwrap();
+        if merged == 3 {
+            assert!(
+                source.unmerged_nodes >= 1,
+                "round {round}: the source's later add was compressed: {source:?}"
+            );
+        } else {
+            assert_eq!(merged, 4, "round {round}");
+        }
+        store.ns(0).delete(src.as_bytes()).unwrap();
+    }
+}

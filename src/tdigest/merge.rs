@@ -65,7 +65,9 @@ impl TDigest {
             }
             let mut digest = handle.read_at(layout, &read_opts)?;
             if digest.needs_compress() {
-                compressed.push((layout, handle));
+                // What the snapshot held of it, to tell later adds apart.
+                let seen = (digest.observations(), digest.unmerged_nodes());
+                compressed.push((layout, handle, seen));
             }
             overflow |= result.merge_from(&mut digest).is_err();
         }
@@ -81,10 +83,10 @@ impl TDigest {
             guard.put_meta(meta, batch)?;
         }
         drop(guard);
-        for (layout, handle) in compressed {
+        for (layout, handle, seen) in compressed {
             // A replaced destination's operand would land on the merged page instead.
             if overflow || handle.key != self.key {
-                handle.compress_if_current(layout)?;
+                handle.compress_if_unchanged(layout, seen)?;
             }
         }
         if overflow {
@@ -110,11 +112,22 @@ impl TDigest {
         }
     }
 
-    /// Writes a compress operand if the key still holds the version `layout` names.
-    fn compress_if_current(&self, layout: &Layout) -> Result<()> {
-        let guard = self.store.share(self.ns, &self.key);
+    /// Writes a compress operand if the key still holds the version `layout` names and
+    /// nothing was added to it since the merge read it (`seen`: its observations and
+    /// unmerged nodes then), under its exclusive lock, which adds wait for. A compress
+    /// written after later adds would compress values the merge never saw (RedisBloom
+    /// compresses the source in place, before any later add); with later adds the
+    /// source is left as they left it.
+    fn compress_if_unchanged(&self, layout: &Layout, seen: (i64, usize)) -> Result<()> {
+        let guard = self.store.lock(self.ns, &self.key);
         match guard.meta()? {
-            Some(meta) if meta.version == layout.version => self.write_compress(layout),
+            Some(meta) if meta.version == layout.version => {
+                let now = self.read_copy(layout)?;
+                if (now.observations(), now.unmerged_nodes()) == seen {
+                    self.write_compress(layout)?;
+                }
+                Ok(())
+            }
             _ => Ok(()),
         }
     }

@@ -121,6 +121,11 @@ impl Shard {
             return Err(Error::Invalid("ribbon slots out of range"));
         }
         let words = (slots as usize / WIDTH as usize) * usize::from(r);
+        // A page holds at most a page's bytes: 2^23 slots of 32 result bits would be a
+        // 32 MiB solution (a build's shards are some 8 192 items, well under).
+        if words.saturating_mul(8) > MAX_PAGE_BYTES {
+            return Err(Error::Invalid("ribbon solution larger than a page"));
+        }
         let body = p.get(FIXED_LEN..).unwrap_or_default();
         if body.len() != words * 8 {
             return Err(Error::Invalid("ribbon solution of the wrong size"));

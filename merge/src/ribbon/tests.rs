@@ -202,3 +202,26 @@ fn solve_speed() {
         );
     }
 }
+
+#[test]
+fn a_shard_larger_than_a_page_is_refused() {
+    // A crafted shard of 2^23 slots at 32 result bits: a 32 MiB solution.
+    let (r, slots) = (32u8, 1u32 << 23);
+    let words = (slots as usize / 64) * usize::from(r);
+    let mut out = crate::header::begin(crate::Kind::RibbonPage, 16 + words * 8);
+    out.push(r);
+    out.extend_from_slice(&[0; 3]);
+    out.extend_from_slice(&0u32.to_le_bytes());
+    out.extend_from_slice(&slots.to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes());
+    out.resize(out.len() + words * 8, 0);
+    let crafted = crate::header::finish(out);
+    assert!(crafted.len() > 32 << 20);
+    assert!(super::Shard::decode(&crafted).is_err());
+    // The largest a build makes decodes.
+    let built: Vec<u64> = (0..20_000u64)
+        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        .collect();
+    let shard = solve(&built, 32).unwrap();
+    assert!(super::Shard::decode(&shard.encode()).is_ok());
+}

@@ -173,12 +173,15 @@ class LiveSettings(unittest.TestCase):
         admin = self.server.client()
         other = self.server.client()
         other.ping()
-        self.assertTrue(admin.config_set("proto-max-bulk-len", "1kb"))
-        self.assertEqual(admin.config_get("proto-max-bulk-len"), {"proto-max-bulk-len": "1024"})
+        # Under 1 MiB is refused, as Redis refuses it (it would lock clients out).
+        with self.assertRaisesRegex(redis.ResponseError, "between 1048576 and"):
+            admin.config_set("proto-max-bulk-len", "1kb")
+        self.assertTrue(admin.config_set("proto-max-bulk-len", "1mb"))
+        self.assertEqual(admin.config_get("proto-max-bulk-len"), {"proto-max-bulk-len": "1048576"})
         with self.assertRaisesRegex(redis.ResponseError, "Protocol error"):
-            other.execute_command("ECHO", "x" * 2000)
+            other.execute_command("ECHO", "x" * (2 << 20))
         self.assertTrue(admin.config_set("proto-max-bulk-len", "512mb"))
-        self.assertEqual(len(self.server.client().echo("x" * 2000)), 2000)
+        self.assertEqual(len(self.server.client().echo("x" * (2 << 20))), 2 << 20)
         with self.assertRaisesRegex(redis.ResponseError, "argument must be a memory value"):
             admin.config_set("client-query-buffer-limit", "lots")
 

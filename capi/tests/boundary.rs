@@ -5,24 +5,10 @@
 
 use rocksketch_capi::rks_status::*;
 use rocksketch_capi::*;
+
+mod common;
+use common::{buf, take};
 use std::ptr::{null, null_mut};
-
-fn buf() -> rks_buf {
-    rks_buf {
-        data: null_mut(),
-        len: 0,
-    }
-}
-
-/// The bytes of a buffer, released.
-fn take(mut b: rks_buf) -> Vec<u8> {
-    // SAFETY: the library filled `b` with `len` bytes at `data`.
-    let bytes = unsafe { std::slice::from_raw_parts(b.data, b.len) }.to_vec();
-    // SAFETY: `b` is the library's, released once.
-    unsafe { rks_buf_free(&mut b) };
-    assert!(b.data.is_null() && b.len == 0);
-    bytes
-}
 
 /// Full merge through the RocksDB callback: (value, success).
 fn rocksdb_full_merge(existing: Option<&[u8]>, operands: &[&[u8]]) -> (Vec<u8>, bool) {

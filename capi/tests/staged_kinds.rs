@@ -7,24 +7,11 @@
 
 use rocksketch_capi::rks_status::*;
 use rocksketch_capi::*;
+
+mod common;
+use common::{buf, take};
 use rocksketch_merge::topk::{Shape, TopKPage};
 use rocksketch_merge::{full_merge, Page};
-use std::ptr::null_mut;
-
-fn buf() -> rks_buf {
-    rks_buf {
-        data: null_mut(),
-        len: 0,
-    }
-}
-
-fn take(mut b: rks_buf) -> Vec<u8> {
-    // SAFETY: the library filled `b` with `len` bytes at `data`.
-    let bytes = unsafe { std::slice::from_raw_parts(b.data, b.len) }.to_vec();
-    // SAFETY: `b` is the library's, released once.
-    unsafe { rks_buf_free(&mut b) };
-    bytes
-}
 
 fn topk_ops(items: &[&[u8]], increments: &[u32]) -> Vec<u8> {
     let ptrs: Vec<*const u8> = items.iter().map(|i| i.as_ptr()).collect();

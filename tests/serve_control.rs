@@ -336,3 +336,34 @@ fn one_clients_scans_cannot_evict_another_clients_cursor() {
     };
     assert_eq!(keys, &vec![Value::bulk(&long(1))]);
 }
+
+#[test]
+fn info_carries_the_modules_section_clients_detect_redisbloom_by() {
+    let (_dir, server) = temp_server();
+    let mut c = server.client();
+    let line = "module:name=bf,ver=20612,api=1,filters=0,usedby=[],using=[],options=[]";
+    for words in [&["INFO"][..], &["INFO", "modules"], &["INFO", "everything"]] {
+        let Value::Bulk(info) = c.cmd(words) else {
+            panic!("INFO is a bulk string");
+        };
+        let info = String::from_utf8(info).unwrap();
+        assert!(
+            info.contains(&format!("# Modules\r\n{line}\r\n")),
+            "{words:?}: {info}"
+        );
+    }
+    // The version MODULE LIST reports.
+    let Value::Array(modules) = c.cmd(&["MODULE", "LIST"]) else {
+        panic!("MODULE LIST is an array");
+    };
+    let Value::Array(bf) = &modules[0] else {
+        panic!("a module");
+    };
+    assert_eq!(bf[3], Value::Int(20612));
+    let Value::Bulk(server_only) = c.cmd(&["INFO", "server"]) else {
+        panic!("INFO is a bulk string");
+    };
+    assert!(!String::from_utf8(server_only)
+        .unwrap()
+        .contains("# Modules"));
+}

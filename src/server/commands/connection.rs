@@ -82,10 +82,15 @@ pub(crate) fn hello(conn: &mut Connection, args: &mut Args) -> HostResult {
 pub(super) const REDIS_VERSION: &str = "7.2.0";
 
 /// The RedisBloom module, as `MODULE LIST` and `HELLO` describe it.
+/// The RedisBloom version `MODULE LIST` and `INFO modules` report (2.6.12: the command
+/// set served, `TDIGEST.*` and `TOPK.*` included, is RedisBloom 2.6's, with the error
+/// texts of later versions where `COMPAT.md` says so).
+pub(super) const BLOOM_MODULE_VERSION: i64 = 20612;
+
 pub(super) fn bloom_module() -> Reply {
     Reply::Map(vec![
         (bulk("name"), bulk("bf")),
-        (bulk("ver"), Reply::Int(20612)),
+        (bulk("ver"), Reply::Int(BLOOM_MODULE_VERSION)),
         (bulk("path"), bulk("rocksketch")),
         (bulk("args"), Reply::Array(vec![])),
     ])

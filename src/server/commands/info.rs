@@ -1,6 +1,7 @@
 //! `INFO [section ...]`: Redis's sections (server, clients, memory, persistence, stats,
-//! replication, cluster, keyspace, commandstats) and rocksketch's own.
+//! replication, modules, cluster, keyspace, commandstats) and rocksketch's own.
 
+use super::connection::BLOOM_MODULE_VERSION;
 use super::*;
 
 /// The sections `INFO` with no argument (or `default`) prints; `all` adds commandstats.
@@ -11,6 +12,7 @@ const DEFAULT: &[&str] = &[
     "persistence",
     "stats",
     "replication",
+    "modules",
     "cluster",
     "keyspace",
     "rocksketch",
@@ -30,7 +32,7 @@ pub(crate) fn info(conn: &mut Connection, args: &mut Args) -> HostResult {
         every || (default && DEFAULT.contains(&section)) || asked.iter().any(|w| w == section)
     };
     let mut text = String::new();
-    let sections: [(&str, Section); 10] = [
+    let sections: [(&str, Section); 11] = [
         ("server", server),
         ("clients", clients),
         ("memory", memory),
@@ -38,6 +40,14 @@ pub(crate) fn info(conn: &mut Connection, args: &mut Args) -> HostResult {
         ("stats", stats),
         ("replication", |_, t| {
             t.push_str("# Replication\r\nrole:master\r\nconnected_slaves:0\r\n")
+        }),
+        // As Redis Stack prints it: clients find RedisBloom, and its version, here.
+        ("modules", |_, t| {
+            let _ = write!(
+                t,
+                "# Modules\r\nmodule:name=bf,ver={BLOOM_MODULE_VERSION},api=1,filters=0,\
+                 usedby=[],using=[],options=[]\r\n"
+            );
         }),
         ("cluster", |_, t| {
             t.push_str("# Cluster\r\ncluster_enabled:0\r\n")

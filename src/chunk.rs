@@ -40,25 +40,30 @@ pub(crate) fn unframe<'a>(magic: &[u8; 4], chunk: &'a [u8]) -> Option<(u8, &'a [
 }
 
 /// A dump cursor: the position in the dump (1 the header chunk, 2 and on the pages, in
-/// bits 0..38) and a tag of the chain being dumped (bits 38..63: the number of
-/// sub-filters and 19 bits of the key version's hash), so that a cursor handed out
+/// bits 0..34) and a tag of the chain being dumped (bits 34..53: the number of
+/// sub-filters and 13 bits of the key version's hash), so that a cursor handed out
 /// before the chain grew, or before the key was recreated, is refused instead of
 /// sending chunks that do not fit the header already sent. Clients treat cursors as
-/// opaque integers, and `LOADCHUNK` reads only the position.
+/// opaque integers, but JavaScript's read them as doubles: every cursor stays below
+/// 2^53, exact in a double (node-redis's `scanDump`/`loadChunk` changed larger ones).
+/// `LOADCHUNK` reads only the position; a cursor of the earlier layout (position in
+/// bits 0..38) has the same low 34 bits, so chunks saved with one still load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct DumpCursor {
     pub tag: u32,
     pub position: u64,
 }
 
-const POSITION_BITS: u32 = 38;
-const TAG_BITS: u32 = 25;
+const POSITION_BITS: u32 = 34;
+const TAG_BITS: u32 = 19;
+/// Bits of the key version's hash in a tag (the rest counts the sub-filters).
+const VERSION_BITS: u32 = 13;
 
 impl DumpCursor {
     /// The tag of a chain of `filters` sub-filters at key version `version`.
     pub fn tag(version: u64, filters: u32) -> u32 {
         let version_hash = rocksketch_merge::hash::murmur64a(&version.to_le_bytes(), 0) as u32;
-        ((filters & 0x3f) << 19) | (version_hash & 0x7_ffff)
+        ((filters & 0x3f) << VERSION_BITS) | (version_hash & ((1 << VERSION_BITS) - 1))
     }
 
     /// Splits a client's cursor; `None` for a negative one.
@@ -165,14 +170,20 @@ mod tests {
 
     #[test]
     fn dump_cursors_round_trip_and_stay_positive() {
-        for (version, filters, position) in [(1u64, 1u32, 1u64), (u64::MAX, 32, 1 << 37)] {
+        for (version, filters, position) in [(1u64, 1u32, 1u64), (u64::MAX, 32, (1 << 34) - 1)] {
             let cursor = DumpCursor {
                 tag: DumpCursor::tag(version, filters),
                 position,
             };
             assert!(cursor.encode() > 0);
+            // Exact in a double, as JavaScript clients read integers.
+            assert!(cursor.encode() < 1 << 53);
+            assert_eq!(cursor.encode() as f64 as i64, cursor.encode());
             assert_eq!(DumpCursor::parse(cursor.encode()), Some(cursor));
         }
+        // A cursor of the earlier layout (tag in bits 38..63) keeps its position.
+        let old = (0x1ab_cdef_i64 << 38) | 5;
+        assert_eq!(DumpCursor::parse(old).map(|c| c.position), Some(5));
         assert_ne!(DumpCursor::tag(7, 1), DumpCursor::tag(7, 2));
         assert_eq!(DumpCursor::parse(-1), None);
     }

@@ -114,16 +114,19 @@ class Logs(unittest.TestCase):
             with open(log) as f:
                 text = f.read()
         for expected in [
-            "INFO rocksketch ", "started: pid ", f"listening on 127.0.0.1:{port}",
-            "TRACE accepted client ", "DEBUG protocol error from client ",
-            "DEBUG slow command: ", "CMS.INITBYDIM k 10 2",
-            "INFO shutting down: closing ", "INFO connections closed; flushing the memtables",
-            "INFO memtables flushed",
+            "* rocksketch ", "started: pid ", f"listening on 127.0.0.1:{port}",
+            ". accepted client ", "- protocol error from client ",
+            "- slow command: ", "CMS.INITBYDIM k 10 2",
+            "* shutting down: closing ", "* connections closed; flushing the memtables",
+            "* memtables flushed",
         ]:
             self.assertIn(expected, text)
         self.assertNotIn("CMS.QUERY k quiet", text)
+        # Redis's format: pid:role, the time, the level's mark, the message.
         for line in text.splitlines():
-            self.assertRegex(line, r"^rocksketch: \d+ (TRACE|DEBUG|INFO|WARN|ERROR) ")
+            self.assertRegex(
+                line, r"^\d+:M \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d\.\d{3} [.\-*#] "
+            )
 
 
 if __name__ == "__main__":

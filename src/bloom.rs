@@ -39,7 +39,9 @@ pub use rocksketch_merge::layout::bloom::{MAX_CAPACITY, MAX_ERROR, MAX_EXPANSION
 pub struct BloomInfo {
     /// Items the whole chain holds before it grows again.
     pub capacity: u64,
-    /// Bytes of bitmap in all sub-filters.
+    /// RedisBloom's memory accounting for the chain (its `BF.INFO` `Size`: its
+    /// structs and its sub-filters' bitmaps as RedisBloom sizes them); this store's own
+    /// bytes on disk are `rocksketch inspect`'s.
     pub size: u64,
     /// Sub-filters in the chain.
     pub filters: u32,
@@ -334,7 +336,7 @@ impl BloomFilter {
         let subs: Vec<Sub> = (0..params.filters).map(|i| sub_of(&params, i)).collect();
         Ok(BloomInfo {
             capacity: subs.iter().map(|s| s.capacity).sum(),
-            size: subs.iter().map(Sub::bytes).sum(),
+            size: sizing::chain(&params).redisbloom_size(params.filters),
             filters: params.filters,
             items: self.card_of(&meta)?,
             expansion: (params.expansion != 0).then_some(params.expansion),

@@ -304,3 +304,47 @@ fn error_rates_above_a_quarter_are_capped() {
     assert_eq!(size("half"), size("quarter"));
     assert!(size("tenth") > size("quarter"));
 }
+
+/// `BF.INFO`'s `Size` is RedisBloom's memory accounting: every figure here was answered
+/// by RedisBloom 2.8.2 (`../shared/redisbloom/start`) for the same reservation, chains
+/// of several sub-filters included.
+#[test]
+fn info_size_is_redisblooms_memory_accounting() {
+    let t = common::TempStore::new();
+    let s = t.store();
+    for (n, (error, capacity, expansion, size)) in [
+        (0.01, 100, 2, 240),
+        (0.001, 2000, 2, 4056),
+        (0.001, 2000, 0, 3696),
+        (0.01, 100, 0, 216),
+        (0.1, 1, 2, 104),
+        (0.5, 7, 2, 104),
+        (0.0001, 100_000, 2, 257_760),
+        (0.01, 100, 4, 240),
+        (0.01, 1000, 1, 1480),
+        (0.2, 50_000, 3, 30_056),
+        (0.05, 777, 0, 704),
+        (0.001, 1_073_741, 2, 2_123_464),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let key = format!("k{n}");
+        s.bloom(&key).reserve(error, capacity, expansion).unwrap();
+        let info = s.bloom(&key).info().unwrap();
+        assert_eq!(info.size, size, "{error} {capacity} expansion {expansion}");
+    }
+    // Grown chains: 4 sub-filters (error 0.01, capacity 10, expansion 2, 80 adds) and 5
+    // (0.02, 7, expansion 3, 300 adds).
+    for (key, error, capacity, expansion, adds, filters, size) in [
+        ("g1", 0.01, 10, 2, 80, 4, 568),
+        ("g2", 0.02, 7, 3, 300, 5, 1936),
+    ] {
+        s.bloom(key).reserve(error, capacity, expansion).unwrap();
+        let items: Vec<String> = (1..=adds).map(|i| format!("it{i}")).collect();
+        let (_, failed) = s.bloom(key).madd(&items);
+        assert!(failed.is_none());
+        let info = s.bloom(key).info().unwrap();
+        assert_eq!((info.filters, info.size), (filters, size), "{key}");
+    }
+}

@@ -17,11 +17,13 @@ use std::collections::{BTreeMap, HashSet};
 
 #[cfg(feature = "baselines")]
 mod baseline;
+mod create;
 mod debug;
 mod dump;
 mod pages;
 mod sizing;
 
+use create::IfMissing;
 pub use debug::SubFilterInfo;
 use pages::{add_operands, contains};
 use sizing::{chain, hashes, sub_of, validate, validate_stored, Sub};
@@ -102,19 +104,18 @@ impl BloomFilter {
     /// present), then one write batch: an operand per page touched, a tally delta, and
     /// the metadata if the chain grew.
     pub fn madd<I: AsRef<[u8]>>(&self, items: &[I]) -> (Vec<bool>, Option<Error>) {
-        let defaults = validate(DEFAULT_ERROR, DEFAULT_CAPACITY, DEFAULT_EXPANSION);
-        self.madd_creating(items, defaults.map(Some))
+        self.madd_creating(items, IfMissing::Defaults)
     }
 
-    /// [`BloomFilter::madd`], creating a missing filter with `create`'s parameters (in
-    /// the adds' batch), or answering `ERR not found` if `None`.
+    /// [`BloomFilter::madd`], doing what `if_missing` says to a missing filter (a
+    /// filter it creates is written in the adds' batch).
     fn madd_creating<I: AsRef<[u8]>>(
         &self,
         items: &[I],
-        create: Result<Option<BloomParams>>,
+        if_missing: IfMissing,
     ) -> (Vec<bool>, Option<Error>) {
         let mut added = Vec::with_capacity(items.len());
-        match create.and_then(|create| self.add_locked(items, &mut added, create)) {
+        match self.add_locked(items, &mut added, if_missing) {
             Ok(()) => (added, None),
             Err(err) => (added, Some(err)),
         }
@@ -124,10 +125,10 @@ impl BloomFilter {
         &self,
         items: &[I],
         answers: &mut Vec<bool>,
-        create: Option<BloomParams>,
+        if_missing: IfMissing,
     ) -> Result<()> {
         let guard = self.store.lock(self.ns, &self.key);
-        let meta = self.meta_or_create_with(&guard, create)?;
+        let meta = self.meta_or_create_with(&guard, if_missing)?;
         let mut params = bloom_params(&meta)?;
         let stored_filters = params.filters;
         let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
@@ -275,18 +276,18 @@ impl BloomFilter {
         // A missing filter is created in the adds' batch: a refused add creates nothing.
         // Its parameters are checked only if it is missing, as before.
         let missing = self.store.meta(self.ns, &self.key)?.is_none();
-        let create = match (create, missing) {
+        let if_missing = match (create, missing) {
             (None, true) => return Err(BloomError::NotFound.into()),
-            (None, false) => None,
+            (None, false) => IfMissing::NotFound,
             (Some((error, capacity, expansion)), true) => {
-                Some(validate(error, capacity, expansion)?)
+                IfMissing::Create(validate(error, capacity, expansion)?)
             }
             // Deleted in between: created as asked if the parameters hold.
             (Some((error, capacity, expansion)), false) => {
-                validate(error, capacity, expansion).ok()
+                validate(error, capacity, expansion).map_or(IfMissing::NotFound, IfMissing::Create)
             }
         };
-        Ok(self.madd_creating(items, Ok(create)))
+        Ok(self.madd_creating(items, if_missing))
     }
 
     /// Whether the item may be present (`BF.EXISTS`); false for a missing key.
@@ -341,40 +342,6 @@ impl BloomFilter {
             items: self.card_of(&meta)?,
             expansion: (params.expansion != 0).then_some(params.expansion),
         })
-    }
-
-    /// The key's metadata, creating a filter with RedisBloom's defaults if the key is
-    /// missing (as `BF.ADD` does), under the exclusive `guard`.
-    ///
-    /// The key is written with the first write made under `guard` (see
-    /// [`KeyGuard::create_with_first_write`]): a refused add creates nothing.
-    fn meta_or_create(&self, guard: &KeyGuard) -> Result<Meta> {
-        let defaults = validate(DEFAULT_ERROR, DEFAULT_CAPACITY, DEFAULT_EXPANSION)?;
-        self.meta_or_create_with(guard, Some(defaults))
-    }
-
-    /// [`BloomFilter::meta_or_create`] with `create`'s parameters; `ERR not found` for a
-    /// missing key if `None`.
-    fn meta_or_create_with(&self, guard: &KeyGuard, create: Option<BloomParams>) -> Result<Meta> {
-        match guard.typed_meta(KeyType::Bloom)? {
-            Some(meta) => Ok(meta),
-            None => {
-                let params = create.ok_or(BloomError::NotFound)?;
-                let page_bits = self.store.page_cells() * 32;
-                guard.create_with_first_write(Params::Bloom(BloomParams {
-                    page_bits,
-                    ..params
-                }))
-            }
-        }
-    }
-
-    fn create(&self, guard: &KeyGuard, params: BloomParams) -> Result<Meta> {
-        let page_bits = self.store.page_cells() * 32;
-        guard.create(Params::Bloom(BloomParams {
-            page_bits,
-            ..params
-        }))
     }
 
     fn counts(&self, prefix: &[u8]) -> Result<ChainCounts> {

@@ -309,50 +309,6 @@ impl Store {
         }
     }
 
-    /// The stored metadata as of `read_opts` (its snapshot), from the database: never
-    /// from the cache, which is newer than any snapshot.
-    fn read_meta_at(
-        &self,
-        ns: u16,
-        key: &[u8],
-        read_opts: &rocksdb::ReadOptions,
-    ) -> Result<Option<Meta>> {
-        let mkey = keys::meta_key(ns, key);
-        let db = self.db()?;
-        let Some(raw) = db.get_pinned_cf_opt(db.meta_cf()?, &mkey, read_opts)? else {
-            return Ok(None);
-        };
-        Meta::decode(&raw)
-            .map(Some)
-            .map_err(|source| Error::Corruption {
-                key: key.to_vec(),
-                what: "metadata",
-                source,
-            })
-    }
-
-    /// The stored metadata, expired or not: from the cache, else from the database
-    /// (then cached if `fill`, which needs the key's lock held).
-    fn read_meta(&self, ns: u16, key: &[u8], fill: bool) -> Result<Option<Meta>> {
-        let mkey = keys::meta_key(ns, key);
-        if let Some(meta) = self.inner.cache.get(&mkey) {
-            return Ok(Some(meta));
-        }
-        let db = self.db()?;
-        let Some(raw) = db.get_pinned_cf(db.meta_cf()?, &mkey)? else {
-            return Ok(None);
-        };
-        let meta = Meta::decode(&raw).map_err(|source| Error::Corruption {
-            key: key.to_vec(),
-            what: "metadata",
-            source,
-        })?;
-        if fill {
-            self.inner.cache.insert(mkey, meta);
-        }
-        Ok(Some(meta))
-    }
-
     /// A version newer than any this process handed out before: the time in
     /// microseconds, or one more than the last if the clock has not moved on.
     pub(crate) fn next_version(&self) -> u64 {

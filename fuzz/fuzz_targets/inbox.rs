@@ -8,7 +8,6 @@
 
 use libfuzzer_sys::fuzz_target;
 use rocksketch_resp::{Inbox, Limits, Request, RequestParser};
-use std::collections::VecDeque;
 
 const LIMITS: Limits = Limits {
     max_bulk: 1 << 10,
@@ -35,7 +34,7 @@ fn whole(wire: &[u8]) -> (Vec<Request>, bool) {
 }
 
 /// The host's batch rule: every request names the first one's command and key.
-fn one_batch(queue: &VecDeque<Request>) -> bool {
+fn one_batch(queue: &[Request]) -> bool {
     let key = |r: &Request| (r[0].to_ascii_lowercase(), r.get(1).cloned());
     let first = key(&queue[0]);
     first.1.is_some() && queue.iter().all(|r| key(r) == first)

@@ -113,12 +113,12 @@ impl Inbox {
     /// leaves everything where it is.
     pub fn take_whole_if(
         &mut self,
-        accept: impl FnOnce(&VecDeque<Request>) -> bool,
+        accept: impl FnOnce(&[Request]) -> bool,
     ) -> Option<Vec<Request>> {
         if self.queue.is_empty() || self.unparsed() > 0 || self.error.is_some() {
             return None;
         }
-        if !accept(&self.queue) {
+        if !accept(self.queue.make_contiguous()) {
             return None;
         }
         self.sizes.clear();

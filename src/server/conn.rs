@@ -106,23 +106,13 @@ impl Connection {
             return None;
         }
         self.parse_ahead();
-        let db = self.db;
-        let mut key = None;
-        let requests = self.inbox.take_whole_if(|queue| {
-            let Some((name, first)) = queue.front().and_then(|r| command::batch::batch_key(r))
-            else {
-                return false;
-            };
-            let same = queue
-                .iter()
-                .skip(1)
-                .all(|r| command::batch::batch_key(r) == Some((name, first)));
-            if same {
-                key = Some((db, name, first.to_vec()));
-            }
-            same
-        })?;
-        Some((key?, requests))
+        let one_run = |queue: &[Request]| {
+            command::batch::batch_key(&queue[0]).is_some()
+                && command::batch::run_length(queue, 0) == queue.len()
+        };
+        let requests = self.inbox.take_whole_if(one_run)?;
+        let (name, key) = command::batch::batch_key(&requests[0])?;
+        Some(((self.db, name, key.to_vec()), requests))
     }
 
     /// Runs one slice of the inbox's complete requests (at most [`MAX_RUN`]; a

@@ -20,8 +20,9 @@ const EXECABORT: &str = "EXECABORT Transaction discarded because of previous err
 
 const EXECABORT_BECAUSE: &str = "EXECABORT Transaction discarded because of: ";
 
-/// The reply in `EXEC`'s array to a queued command that panicked.
-const PANICKED: &str = "ERR internal error: the command failed unexpectedly";
+/// The reply to a command that panicked where its connection stays open until its
+/// replies are written: inside `EXEC`'s array, or in a batch of several clients'.
+pub(crate) const PANICKED: &str = "ERR internal error: the command failed unexpectedly";
 
 impl Connection {
     /// Handles `request` if it belongs to the transaction protocol: `MULTI`, `EXEC`,

@@ -81,10 +81,7 @@ pub(crate) fn run(ready: &[Token], clients: &mut HashMap<Token, Client>) {
             let mut mine: Vec<Reply> = replies.by_ref().take(count).collect();
             if mine.len() < count {
                 // A panic (printed by the hook): answer, and close this connection.
-                mine.resize(
-                    count,
-                    Reply::Error("ERR internal error: the command failed unexpectedly".into()),
-                );
+                mine.resize(count, Reply::Error(super::multi::PANICKED.to_owned()));
                 client.close_after_output();
             }
             // Each member is charged its share of the batch's time, as a pipelined run

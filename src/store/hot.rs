@@ -43,6 +43,8 @@ pub(crate) struct HotPages {
     /// Bytes of cached pages larger than a shard's share (see the module docs).
     oversized: AtomicUsize,
     next_fill: AtomicU64,
+    /// Numbers each write batch, for overlaps (see [`HotPages::begin_writes`]).
+    next_batch: AtomicU64,
     pub(crate) stats: HotStats,
 }
 
@@ -67,6 +69,8 @@ struct Slot {
     writers: u32,
     /// Two of the writes in flight overlapped (see the module docs).
     overlapped: bool,
+    /// The batch that began the latest write of this page.
+    batch: u64,
     /// The reader allowed to install the page it is reading, if any.
     fill: Option<u64>,
     /// Clock bit: read since the eviction hand last passed.
@@ -108,6 +112,7 @@ impl HotPages {
             budget,
             oversized: AtomicUsize::new(0),
             next_fill: AtomicU64::new(1),
+            next_batch: AtomicU64::new(1),
             stats: HotStats::default(),
         }
     }
@@ -195,15 +200,15 @@ impl HotPages {
     /// and no fill starts until [`HotPages::end_writes`].
     pub(crate) fn begin_writes<'k>(&self, keys: impl Iterator<Item = &'k [u8]>) {
         // A batch writing one page twice is one writer, in its own order: only another
-        // batch's writers in flight make an overlap.
-        let mut mine: HashMap<&[u8], u32> = HashMap::new();
+        // batch's writer in flight makes an overlap. Had one begun while this batch's
+        // writes of the page are in flight, it would have marked the overlap itself.
+        let batch = self.next_batch.fetch_add(1, Ordering::Relaxed);
         for key in keys {
-            let earlier = mine.entry(key).or_default();
             let mut shard = self.shard(key).lock();
             let slot = shard.slots.entry(key.to_vec()).or_default();
-            slot.overlapped |= slot.writers > *earlier;
+            slot.overlapped |= slot.writers > 0 && slot.batch != batch;
+            slot.batch = batch;
             slot.writers += 1;
-            *earlier += 1;
             slot.fill = None;
         }
     }

@@ -3,6 +3,7 @@
 
 use super::{keys, Store};
 use crate::error::{Error, Result};
+use crate::meta::Meta;
 use rocksdb::ReadOptions;
 use rocksketch_merge::tally::Tally;
 use rocksketch_merge::Page;
@@ -11,6 +12,38 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 impl Store {
+    /// The stored metadata as of `read_opts` (its snapshot), from the database: never
+    /// from the cache, which is newer than any snapshot.
+    pub(super) fn read_meta_at(
+        &self,
+        ns: u16,
+        key: &[u8],
+        read_opts: &rocksdb::ReadOptions,
+    ) -> Result<Option<Meta>> {
+        let mkey = keys::meta_key(ns, key);
+        let db = self.db()?;
+        let raw = db.get_pinned_cf_opt(db.meta_cf()?, &mkey, read_opts)?;
+        raw.map(|raw| decode_meta(key, &raw)).transpose()
+    }
+
+    /// The stored metadata, expired or not: from the cache, else from the database
+    /// (then cached if `fill`, which needs the key's lock held).
+    pub(super) fn read_meta(&self, ns: u16, key: &[u8], fill: bool) -> Result<Option<Meta>> {
+        let mkey = keys::meta_key(ns, key);
+        if let Some(meta) = self.inner.cache.get(&mkey) {
+            return Ok(Some(meta));
+        }
+        let db = self.db()?;
+        let Some(raw) = db.get_pinned_cf(db.meta_cf()?, &mkey)? else {
+            return Ok(None);
+        };
+        let meta = decode_meta(key, &raw)?;
+        if fill {
+            self.inner.cache.insert(mkey, meta);
+        }
+        Ok(Some(meta))
+    }
+
     /// Reads pages by key through the hot-page cache, decoded; `None` for a page never
     /// written. A page that does not decode is reported as corruption of `what` in `key`.
     pub(crate) fn read_pages(
@@ -197,4 +230,13 @@ pub(crate) fn wrong_kind(key: &[u8], what: &'static str) -> Error {
         what,
         rocksketch_merge::Error::Invalid("a page of another kind"),
     )
+}
+
+/// `key`'s stored metadata record, decoded; damage is corruption of that key.
+fn decode_meta(key: &[u8], raw: &[u8]) -> Result<Meta> {
+    Meta::decode(raw).map_err(|source| Error::Corruption {
+        key: key.to_vec(),
+        what: "metadata",
+        source,
+    })
 }

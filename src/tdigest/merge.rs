@@ -122,8 +122,13 @@ impl TDigest {
         let guard = self.store.lock(self.ns, &self.key);
         match guard.meta()? {
             Some(meta) if meta.version == layout.version => {
-                let now = self.read_copy(layout)?;
-                if (now.observations(), now.unmerged_nodes()) == seen {
+                let page = self.read_digest(layout)?;
+                let now = page
+                    .as_digest()
+                    .map(|d| (d.observations(), d.unmerged_nodes()));
+                // Let go of the page first: the write applies to the cached page in place.
+                drop(page);
+                if now == Some(seen) {
                     self.write_compress(layout)?;
                 }
                 Ok(())

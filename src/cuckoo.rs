@@ -51,7 +51,8 @@ pub use rocksketch_merge::layout::cuckoo::{MAX_CAPACITY, MAX_EXPANSION, MAX_FILT
 /// `CF.INFO`'s fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CuckooInfo {
-    /// Bytes of fingerprint slots in all sub-filters.
+    /// RedisBloom's memory accounting for the filter (its structs and a byte per slot),
+    /// not the bytes this store keeps.
     pub size: u64,
     /// Buckets of the first sub-filter.
     pub buckets: u64,

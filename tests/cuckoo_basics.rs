@@ -46,7 +46,8 @@ fn every_command_and_its_errors() {
     assert_eq!(
         run(&ns, &["CF.INFO", "cf"]),
         Reply::Map(vec![
-            info("Size", 1024),
+            // RedisBloom 2.8.2's figure for CF.RESERVE cf 1000 BUCKETSIZE 4 (asked live).
+            info("Size", 1080),
             info("Number of buckets", 256),
             info("Number of filters", 1),
             info("Number of items inserted", 2),
@@ -69,6 +70,7 @@ fn every_command_and_its_errors() {
     let Reply::Map(auto) = run(&ns, &["CF.INFO", "auto"]) else {
         panic!()
     };
+    assert_eq!(auto[0], info("Size", 1080));
     assert_eq!(auto[1], info("Number of buckets", 512));
     assert_eq!(auto[5], info("Bucket size", 2));
     // INSERT and INSERTNX.
@@ -414,4 +416,19 @@ fn twelve_bit_filters_answer_every_command() {
     };
     assert_eq!(Reply::Map(info.clone()), run(&ns, &["CF.INFO", "c"]));
     assert!(matches!(info[2].1, Reply::Int(n) if n > 1), "{info:?}");
+}
+
+/// `CF.INFO`'s `Size` is RedisBloom's accounting for every chain length: 2.8.2 answered
+/// 62 for `CF.RESERVE c 7 BUCKETSIZE 3 EXPANSION 3` and 214 once 41 adds had grown it to
+/// three sub-filters (2, 8 and 32 buckets of 3 slots: 40 + 3 x 16 + 126).
+#[test]
+fn cf_info_size_is_redisblooms_for_grown_chains() {
+    use rocksketch_merge::layout::cuckoo::CuckooChain;
+    let chain = CuckooChain::sized(7, 3, 3, 8, 4096);
+    assert_eq!(chain.redisbloom_size(1), 62);
+    assert_eq!(chain.redisbloom_size(3), 214);
+    assert_eq!(
+        CuckooChain::sized(100, 2, 1, 8, 4096).redisbloom_size(1),
+        184
+    );
 }

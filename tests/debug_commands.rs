@@ -64,17 +64,36 @@ fn bf_debug_describes_each_sub_filter() {
         )
     );
     assert_eq!(lines.len(), 3, "{lines:?}");
+    // Bytes and bits as RedisBloom 2.8.2 sizes them (asked live): the bits of
+    // `capacity x bits per item` rounded up to 64-bit words.
     assert!(
-        lines[1].starts_with("bytes:")
-            && lines[1].contains(" hashes:8 hashwidth:64 capacity:100 size:"),
+        lines[1].starts_with("bytes:144 bits:1152 hashes:8 hashwidth:64 capacity:100 size:"),
         "{}",
         lines[1]
+    );
+    assert!(
+        lines[2].starts_with("bytes:312 bits:2496 hashes:9 hashwidth:64 capacity:200 size:"),
+        "{}",
+        lines[2]
     );
     assert!(lines[1].ends_with(" ratio:0.005"), "{}", lines[1]);
     assert!(
         lines[2].contains(" capacity:200 ") && lines[2].ends_with(" ratio:0.0025"),
         "{}",
         lines[2]
+    );
+    execute(
+        &ns,
+        &args(&["BF.RESERVE", "small", "0.001", "7", "NONSCALING"]),
+    );
+    assert_eq!(
+        execute(&ns, &args(&["BF.DEBUG", "small"])),
+        Reply::Array(vec![
+            Reply::Bulk(b"size:0".to_vec()),
+            Reply::Bulk(
+                b"bytes:16 bits:128 hashes:10 hashwidth:64 capacity:7 size:0 ratio:0.001".to_vec()
+            ),
+        ])
     );
     dump_and_restore(&ns, "BF", "b", "copy");
     assert_eq!(

@@ -6,9 +6,10 @@ use crate::error::Result;
 /// One sub-filter as `BF.DEBUG` reports it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SubFilterInfo {
-    /// Bytes of its bits.
+    /// Bytes of its bits, as RedisBloom sizes them (this store's pages differ a little:
+    /// [`rocksketch_merge::layout::bloom::BloomChain::redisbloom_bytes`]).
     pub bytes: u64,
-    /// Bits it has.
+    /// Bits it has, as RedisBloom sizes them.
     pub bits: u64,
     /// Bits set per item.
     pub hashes: u32,
@@ -30,9 +31,10 @@ impl BloomFilter {
         let subs = (0..params.filters)
             .map(|i| {
                 let sub = sub_of(&params, i);
+                let bytes = chain(&params).redisbloom_bytes(i);
                 SubFilterInfo {
-                    bytes: sub.bytes(),
-                    bits: sub.bytes() * 8,
+                    bytes,
+                    bits: bytes.saturating_mul(8),
                     hashes: sub.hashes,
                     capacity: sub.capacity,
                     items: counts.items_in(i),

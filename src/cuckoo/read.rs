@@ -34,12 +34,8 @@ impl CuckooFilter {
         let guard = self.store.share(self.ns, &self.key);
         let (_, params, prefix) = self.existing(&guard)?;
         let counts = self.counts(&prefix)?;
-        let mut size = 0;
-        for i in 0..params.filters {
-            size += sub_of(&params, i)?.bytes();
-        }
         Ok(CuckooInfo {
-            size,
+            size: chain(&params).redisbloom_size(params.filters),
             buckets: u64::from(params.buckets),
             filters: params.filters,
             inserted: counts.items(params.filters),

@@ -60,18 +60,26 @@ impl BloomChain {
 
     /// RedisBloom's memory accounting for a chain of its first `filters` sub-filters,
     /// what its `BF.INFO` reports as `Size`: its chain struct (32 bytes), then per
-    /// sub-filter its link struct (64 bytes) and its bitmap, `capacity x bits per item`
-    /// bits cut to an integer and rounded up to 64-bit words (this store's pages hold a
-    /// few more bits: see [`BloomChain::sub`]).
+    /// sub-filter its link struct (64 bytes) and its bitmap ([`Self::redisbloom_bytes`]).
     pub fn redisbloom_size(&self, filters: u32) -> u64 {
         const CHAIN: u64 = 32;
         const LINK: u64 = 64;
         (0..filters).fold(CHAIN, |size, index| {
-            let (capacity, error) = self.target(index);
-            let bits = (capacity as f64 * (-error.ln() / (LN_2 * LN_2))) as u64;
             size.saturating_add(LINK)
-                .saturating_add(bits.div_ceil(64).saturating_mul(8))
+                .saturating_add(self.redisbloom_bytes(index))
         })
+    }
+
+    /// The bytes RedisBloom gives sub-filter `index`'s bitmap, what `BF.DEBUG` reports
+    /// (as `bytes`, and 8 times that as `bits`): `capacity x bits per item` bits, with
+    /// RedisBloom's own constant for ln(2)^2, cut to an integer (at least 1) and rounded
+    /// up to 64-bit words. This store's pages hold a few more bits or fewer: see
+    /// [`BloomChain::sub`].
+    pub fn redisbloom_bytes(&self, index: u32) -> u64 {
+        const LN2_SQUARED: f64 = 0.480453013918201; // bloom.c's calc_bpe
+        let (capacity, error) = self.target(index);
+        let bits = ((capacity as f64 * (-(error.ln() / LN2_SQUARED)).abs()) as u64).max(1);
+        bits.div_ceil(64).saturating_mul(8)
     }
 
     /// Whether every sub-filter the chain can grow to has an error rate that sizes it

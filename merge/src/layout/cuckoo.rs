@@ -98,6 +98,21 @@ impl CuckooChain {
         }
     }
 
+    /// RedisBloom's memory accounting for a chain of its first `filters` sub-filters,
+    /// what its `CF.INFO` reports as `Size`: its filter struct (40 bytes), then per
+    /// sub-filter its struct (16 bytes) and a byte per slot (its 8-bit fingerprints),
+    /// whatever fingerprints this chain stores.
+    pub fn redisbloom_size(&self, filters: u32) -> u64 {
+        const FILTER: u64 = 40;
+        const SUB: u64 = 16;
+        let growth = u64::from(self.expansion.max(1));
+        (0..filters).fold(FILTER, |size, index| {
+            let buckets = u64::from(self.buckets).saturating_mul(growth.saturating_pow(index));
+            size.saturating_add(SUB)
+                .saturating_add(buckets.saturating_mul(u64::from(self.bucket_size)))
+        })
+    }
+
     /// The shape of sub-filter `index`; an error if it cannot be one.
     pub fn sub(&self, index: u32) -> Result<CuckooSub> {
         let growth = u64::from(self.expansion.max(1)).saturating_pow(index);

@@ -81,7 +81,7 @@ fn commands_round_trip_through_bulk_strings() {
     assert_eq!(run(&words(&["BF.CARD", "b"])), Reply::Int(1));
     assert_eq!(
         run(&words(&["BF.SCANDUMP", "a", "x"])),
-        Reply::Error("Invalid position".to_owned())
+        Reply::Error("Second argument must be numeric".to_owned())
     );
     assert_eq!(
         run(&words(&["BF.SCANDUMP", "missing", "0"])),

@@ -99,8 +99,21 @@ fn every_command_and_its_errors() {
         err("ERR not found")
     );
     assert_eq!(
-        run(&ns, &["CF.INSERT", "ins", "COLOUR", "red", "ITEMS", "x"]),
+        run(&ns, &["CF.INSERT", "ins", "BOGUS", "red", "ITEMS", "x"]),
         err("Unknown argument received")
+    );
+    // RedisBloom tells CF.INSERT's option words by their first letters.
+    assert_eq!(
+        run(&ns, &["CF.INSERT", "ins", "COLOUR", "red", "ITEMS", "x"]),
+        err("Bad capacity")
+    );
+    assert_eq!(
+        run(&ns, &["CF.INSERT", "ins", "cap", "1", "ITEMS", "x"]),
+        err("Capacity must be in the range [cf-bucket-size * 2, 1073741824]")
+    );
+    assert_eq!(
+        run(&ns, &["CF.INSERT", "nokey", "N", "i", "x"]),
+        err("ERR not found")
     );
     assert_eq!(
         run(&ns, &["CF.INSERT", "ins", "CAPACITY", "many", "ITEMS", "x"]),

@@ -174,9 +174,18 @@ fn dump_and_restore_at(fp_bits: u8) {
         copy.loadchunk(1, &chunks[0].1),
         Err(Error::Cuckoo(CuckooError::ItemExists))
     ));
+    // The key's state first, then the chunk, as RedisBloom checks them.
     assert!(matches!(
         ns.cuckoo("x").loadchunk(2, b"garbage"),
-        Err(Error::Cuckoo(CuckooError::BadChunk))
+        Err(Error::Cuckoo(CuckooError::NotFound))
+    ));
+    assert!(matches!(
+        ns.cuckoo("x").loadchunk(1, b"garbage"),
+        Err(Error::Cuckoo(CuckooError::InvalidHeader))
+    ));
+    assert!(matches!(
+        copy.loadchunk(2, b"garbage"),
+        Err(Error::Cuckoo(CuckooError::LoadChunkFailed))
     ));
     assert!(matches!(
         src.scandump(-1),

@@ -39,6 +39,9 @@ pub enum Reply {
     Array(Vec<Reply>),
     /// A map in RESP3; a flat array of keys and values in RESP2.
     Map(Vec<(Reply, Reply)>),
+    /// One named value: a map of one entry in RESP3, an array of just the value in
+    /// RESP2 (RedisBloom's `BF.INFO key FIELD`).
+    Field(Box<(Reply, Reply)>),
     /// A boolean in RESP3; the integer 1 or 0 in RESP2.
     Bool(bool),
     /// The null array (`*-1` in RESP2, `_` in RESP3): `EXEC` of a transaction a
@@ -112,6 +115,17 @@ pub fn encode(reply: &Reply, protocol: Protocol, out: &mut Vec<u8>) {
                 encode(item, protocol, out);
             }
         }
+        Reply::Field(pair) => match protocol {
+            Protocol::Resp2 => {
+                line(out, b'*', b"1");
+                encode(&pair.1, protocol, out);
+            }
+            Protocol::Resp3 => {
+                line(out, b'%', b"1");
+                encode(&pair.0, protocol, out);
+                encode(&pair.1, protocol, out);
+            }
+        },
         Reply::Map(pairs) => {
             match protocol {
                 Protocol::Resp2 => line(out, b'*', (2 * pairs.len()).to_string().as_bytes()),

@@ -49,7 +49,10 @@ impl ChainDump for BloomFilter {
 
     fn dump_error(error: DumpError) -> Error {
         match error {
-            DumpError::BadChunk => BloomError::BadChunk,
+            DumpError::BadChunk | DumpError::BadHeader | DumpError::HeaderForExisting => {
+                BloomError::BadChunk
+            }
+            DumpError::NotFound => BloomError::NotFound,
             DumpError::InvalidPosition => BloomError::InvalidPosition,
             DumpError::Changed => BloomError::DumpChanged,
         }
@@ -84,6 +87,11 @@ impl ChainDump for BloomFilter {
         let bits = BitPage::decode(&raw)
             .map_err(|source| Error::corrupt(&self.key, "a bit page", source))?;
         Ok(bits.bytes().to_vec())
+    }
+
+    fn present(&self) -> Result<bool> {
+        let guard = self.store.share(self.ns, &self.key);
+        Ok(guard.typed_meta(KeyType::Bloom)?.is_some())
     }
 
     fn load_header(&self, payload: &[u8]) -> Result<()> {

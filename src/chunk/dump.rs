@@ -14,8 +14,14 @@ const KIND_PAGE: u8 = 2;
 
 /// The dump errors every family has, each with its own text.
 pub(crate) enum DumpError {
-    /// A chunk whose frame or contents are damaged.
+    /// A page chunk whose frame or contents are damaged, or that fits no position.
     BadChunk,
+    /// A header chunk (position 1) whose frame or contents are damaged.
+    BadHeader,
+    /// A header chunk for a key that holds a filter already.
+    HeaderForExisting,
+    /// A page chunk for a key that holds nothing.
+    NotFound,
     /// A cursor that names no chunk.
     InvalidPosition,
     /// The chain grew, or the key was recreated, since the dump began.
@@ -51,6 +57,9 @@ pub(crate) trait ChainDump {
 
     /// The body of stored page `raw` of sub-filter `sub`, checked before it is sent.
     fn page_body(&self, chain: &Chain<Self::Params>, sub: u32, raw: Vec<u8>) -> Result<Vec<u8>>;
+
+    /// Whether the key holds a filter of this family (`WRONGTYPE` if another).
+    fn present(&self) -> Result<bool>;
 
     /// Creates the filter from a header chunk's payload.
     fn load_header(&self, payload: &[u8]) -> Result<()>;
@@ -98,16 +107,23 @@ pub(crate) fn scandump<F: ChainDump>(
     Ok((next.encode(), frame(F::MAGIC, KIND_PAGE, &payload)))
 }
 
-/// Replays a chunk from [`scandump`]: the header chunk (cursor 1) creates the filter,
-/// which must not exist; page chunks fill it.
+/// Replays a chunk from [`scandump`]: the header chunk (position 1) creates the filter,
+/// which must not exist; page chunks fill it. The key's state is checked before the
+/// chunk, in RedisBloom's order: a page chunk for a missing key, or a header chunk for
+/// an existing one, is refused whatever it holds.
 pub(crate) fn loadchunk<F: ChainDump>(filter: &F, cursor: i64, chunk: &[u8]) -> Result<()> {
-    let (kind, payload) =
-        unframe(F::MAGIC, chunk).ok_or_else(|| F::dump_error(DumpError::BadChunk))?;
     let position = DumpCursor::parse(cursor).map(|c| c.position);
-    match (kind, position) {
-        (KIND_HEADER, Some(1)) => filter.load_header(payload),
-        (KIND_PAGE, Some(p)) if p >= 2 => filter.load_page(payload),
-        _ => Err(F::dump_error(DumpError::InvalidPosition)),
+    let header = position == Some(1);
+    match (filter.present()?, header) {
+        (false, false) => return Err(F::dump_error(DumpError::NotFound)),
+        (true, true) => return Err(F::dump_error(DumpError::HeaderForExisting)),
+        _ => {}
+    }
+    match (unframe(F::MAGIC, chunk), position) {
+        (Some((KIND_HEADER, payload)), Some(1)) => filter.load_header(payload),
+        (_, Some(1)) => Err(F::dump_error(DumpError::BadHeader)),
+        (Some((KIND_PAGE, payload)), Some(p)) if p >= 2 => filter.load_page(payload),
+        _ => Err(F::dump_error(DumpError::BadChunk)),
     }
 }
 

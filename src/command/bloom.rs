@@ -5,26 +5,44 @@ use super::batch::Run;
 use super::parse::{arg_index, parse_f64, parse_i64};
 use super::{key_and_cursor, key_and_item};
 use super::{KeyAndList, Reply};
-use crate::bloom::{BloomInfo, DEFAULT_CAPACITY, DEFAULT_ERROR, DEFAULT_EXPANSION, MAX_EXPANSION};
+use crate::bloom::{
+    BloomInfo, DEFAULT_CAPACITY, DEFAULT_ERROR, DEFAULT_EXPANSION, MAX_CAPACITY, MAX_EXPANSION,
+};
 use crate::error::{BloomError, Error, Result};
 use crate::store::Namespace;
 
-/// `BF.RESERVE key error capacity [EXPANSION n] [NONSCALING]`.
+/// `BF.RESERVE key error capacity [EXPANSION n] [NONSCALING]`, checked in RedisBloom's
+/// order. Like RedisBloom, it looks for each option word anywhere among the arguments
+/// (the key and the numbers too) and passes over any other word.
 pub(super) fn reserve(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let all = { *args }.rest();
+    if all.len() > 6 {
+        return Err(args.wrong_arity());
+    }
     let key = args.next_key()?;
     let error = args.next_f64(BloomError::BadErrorRate)?;
-    let capacity = args.next_i64(BloomError::BadCapacity)?;
     if !(error > 0.0 && error < 1.0) {
         return Err(BloomError::ErrorRateRange.into());
     }
-    let capacity = u64::try_from(capacity).map_err(|_| BloomError::CapacityRange)?;
-    // RedisBloom looks for each option anywhere among the rest.
-    let options = args.rest();
-    let nonscaling = arg_index("NONSCALING", options).is_some();
-    let expansion = match arg_index("EXPANSION", options) {
+    let capacity = args.next_i64(BloomError::BadCapacity)?;
+    let capacity = u64::try_from(capacity)
+        .ok()
+        .filter(|c| (1..=MAX_CAPACITY).contains(c))
+        .ok_or(BloomError::CapacityRange)?;
+    let nonscaling = arg_index("NONSCALING", all).is_some();
+    let expansion = match arg_index("EXPANSION", all) {
         None => DEFAULT_EXPANSION,
-        Some(_) if nonscaling => return Err(BloomError::NonScalingCannotExpand.into()),
-        Some(at) => parse_expansion(options.get(at + 1).map(Vec::as_slice))?,
+        Some(at) => {
+            let value = all.get(at + 1).ok_or(BloomError::NoExpansion)?;
+            let expansion = parse_i64(value).ok_or(BloomError::BadExpansion)?;
+            if expansion != 0 && nonscaling {
+                return Err(BloomError::NonScalingCannotExpand.into());
+            }
+            u32::try_from(expansion)
+                .ok()
+                .filter(|e| *e <= MAX_EXPANSION)
+                .ok_or(BloomError::ExpansionRange)?
+        }
     };
     let expansion = if nonscaling { 0 } else { expansion };
     ns.bloom(key).reserve(error, capacity, expansion)?;
@@ -64,60 +82,62 @@ fn madd_reply(added: Vec<bool>, error: Option<Error>) -> Result<Reply> {
 }
 
 /// `BF.INSERT key [CAPACITY n] [ERROR e] [EXPANSION n] [NOCREATE] [NONSCALING] ITEMS
-/// item [item ...]`, options in any order.
+/// item [item ...]`, options in any order. RedisBloom tells the option words by their
+/// first letters (`I...` items, `ER...` error, `E...` expansion, `C...` capacity, `N?C...`
+/// nocreate, `N...` nonscaling), and so does this.
 pub(super) fn insert(ns: &Namespace, args: &mut Args) -> Result<Reply> {
     let key = args.next_key()?;
     let (mut error, mut capacity) = (DEFAULT_ERROR, DEFAULT_CAPACITY);
-    let (mut expansion, mut nocreate, mut nonscaling) = (None, false, false);
+    let (mut expansion, mut nocreate, mut nonscaling) = (DEFAULT_EXPANSION, false, false);
     let items = loop {
         let word = args.next_arg()?;
-        match word.to_ascii_uppercase().as_slice() {
-            b"ITEMS" => break args.rest_nonempty()?,
-            b"NOCREATE" => nocreate = true,
-            b"NONSCALING" => nonscaling = true,
-            b"CAPACITY" => {
-                capacity = args
-                    .next_opt()
-                    .and_then(parse_i64)
-                    .and_then(|v| u64::try_from(v).ok())
-                    .ok_or(BloomError::BadCapacity)?;
+        let letter = |i: usize| word.get(i).map_or(0, u8::to_ascii_lowercase);
+        match letter(0) {
+            b'i' => break args.rest_nonempty()?,
+            b'e' if letter(1) == b'r' => {
+                error = parse_f64(args.next_arg()?)
+                    .filter(|e| *e > 0.0 && *e < 1.0)
+                    .ok_or(BloomError::InsertBadErrorRate)?;
             }
-            b"ERROR" => {
-                error = args
-                    .next_opt()
-                    .and_then(parse_f64)
-                    .ok_or(BloomError::BadErrorRate)?
+            b'e' => {
+                expansion = parse_i64(args.next_arg()?)
+                    .and_then(|e| u32::try_from(e).ok())
+                    .filter(|e| *e <= MAX_EXPANSION)
+                    .ok_or(BloomError::InsertBadExpansion)?;
             }
-            b"EXPANSION" => expansion = Some(parse_expansion(args.next_opt())?),
-            _ => {
-                return Err(Error::InvalidArgument(
-                    "Unknown argument received".to_owned(),
-                ))
+            b'c' => {
+                capacity = parse_i64(args.next_arg()?)
+                    .and_then(|c| u64::try_from(c).ok())
+                    .filter(|c| (1..=MAX_CAPACITY).contains(c))
+                    .ok_or(BloomError::InsertBadCapacity)?;
             }
+            b'n' if letter(2) == b'c' => nocreate = true,
+            b'n' => nonscaling = true,
+            _ => return Err(BloomError::UnknownArgument.into()),
         }
     };
-    if nonscaling && expansion.is_some() {
-        return Err(BloomError::NonScalingCannotExpand.into());
-    }
-    let expansion = if nonscaling {
-        0
-    } else {
-        expansion.unwrap_or(DEFAULT_EXPANSION)
-    };
+    let expansion = if nonscaling { 0 } else { expansion };
     let create = (!nocreate).then_some((error, capacity, expansion));
     let (added, failed) = ns.bloom(key).insert(items, create)?;
     madd_reply(added, failed)
 }
 
+/// `BF.SCANDUMP key iterator`: the key is checked before the iterator, as RedisBloom does.
 pub(super) fn scandump(ns: &Namespace, args: &mut Args) -> Result<Reply> {
-    let (key, cursor) = key_and_cursor(args, BloomError::InvalidPosition)?;
+    let key = args.next_key()?;
+    let cursor = args.next_arg()?;
     args.finish()?;
-    let (next, chunk) = ns.bloom(key).scandump(cursor)?;
+    let filter = ns.bloom(key);
+    let Some(cursor) = parse_i64(cursor) else {
+        filter.info()?;
+        return Err(BloomError::ScanDumpNotNumeric.into());
+    };
+    let (next, chunk) = filter.scandump(cursor)?;
     Ok(Reply::Array(vec![Reply::Int(next), Reply::Bulk(chunk)]))
 }
 
 pub(super) fn loadchunk(ns: &Namespace, args: &mut Args) -> Result<Reply> {
-    let (key, cursor) = key_and_cursor(args, BloomError::InvalidPosition)?;
+    let (key, cursor) = key_and_cursor(args, BloomError::LoadChunkNotNumeric)?;
     let chunk = args.next_arg()?;
     args.finish()?;
     ns.bloom(key).loadchunk(cursor, chunk)?;
@@ -151,14 +171,6 @@ pub(super) fn info(ns: &Namespace, args: &mut Args) -> Result<Reply> {
     let fields = fields(&ns.bloom(key).info()?);
     let short = ["CAPACITY", "SIZE", "FILTERS", "ITEMS", "EXPANSION"];
     super::info_reply(fields, &short, wanted)
-}
-
-fn parse_expansion(value: Option<&[u8]>) -> Result<u32> {
-    Ok(value
-        .and_then(parse_i64)
-        .and_then(|v| u32::try_from(v).ok())
-        .filter(|v| *v <= MAX_EXPANSION)
-        .ok_or(BloomError::BadExpansion)?)
 }
 
 fn fields(info: &BloomInfo) -> Vec<(&'static str, Reply)> {

@@ -5,7 +5,7 @@ use super::batch::Run;
 use super::parse::{arg_index, parse_i64};
 use super::Reply;
 use super::{key_and_cursor, key_and_item};
-use crate::cuckoo::{CuckooInfo, CuckooOptions, MAX_EXPANSION};
+use crate::cuckoo::{CuckooInfo, CuckooOptions, DEFAULT_BUCKET_SIZE, MAX_CAPACITY, MAX_EXPANSION};
 use crate::error::{CuckooError, Result};
 use crate::store::Namespace;
 
@@ -131,8 +131,10 @@ pub(super) fn insert_nx(ns: &Namespace, args: &mut Args) -> Result<Reply> {
 }
 
 /// `CF.INSERT[NX] key [CAPACITY n] [NOCREATE] ITEMS item...`: per item 1 (added), 0
-/// (present, NX only) or -1 (no room). Booleans in RESP3 for `CF.INSERT`'s additions;
-/// `CF.INSERTNX` stays integers, as RedisBloom replies.
+/// (present, NX only) or -1 (no room). In RESP3 `CF.INSERT` answers booleans (false: no
+/// room); `CF.INSERTNX` stays integers, as RedisBloom replies. RedisBloom tells the option
+/// words by their first letters (`C...` capacity, `N...` nocreate, `I...` items), and so
+/// does this.
 fn insert_common(ns: &Namespace, args: &mut Args, nx: bool) -> Result<Reply> {
     let key = args.next_key()?;
     if args.len() < 2 {
@@ -141,12 +143,16 @@ fn insert_common(ns: &Namespace, args: &mut Args, nx: bool) -> Result<Reply> {
     let (mut capacity, mut nocreate) = (None, false);
     let items = loop {
         let word = args.next_arg()?;
-        match word.to_ascii_uppercase().as_slice() {
-            b"ITEMS" => break args.rest_nonempty()?,
-            b"NOCREATE" => nocreate = true,
-            b"CAPACITY" if !args.is_empty() => {
-                let value = args.next_i64(CuckooError::BadCapacity)?;
-                capacity = Some(u64::try_from(value).map_err(|_| CuckooError::CapacityRange)?);
+        match word.first().map(u8::to_ascii_lowercase) {
+            Some(b'i') => break args.rest_nonempty()?,
+            Some(b'n') => nocreate = true,
+            Some(b'c') => {
+                let value = parse_i64(args.next_arg()?).ok_or(CuckooError::BadCapacity)?;
+                let value = u64::try_from(value)
+                    .ok()
+                    .filter(|c| (INSERT_MIN_CAPACITY..=MAX_CAPACITY).contains(c))
+                    .ok_or(CuckooError::InsertCapacityRange)?;
+                capacity = Some(value);
             }
             _ => return Err(CuckooError::UnknownArgument.into()),
         }
@@ -155,13 +161,17 @@ fn insert_common(ns: &Namespace, args: &mut Args, nx: bool) -> Result<Reply> {
     Ok(Reply::Array(
         answers
             .into_iter()
-            .map(|a| match (nx, a) {
-                (false, 1) => Reply::Bool(true),
-                (_, a) => Reply::Int(a),
+            .map(|a| match nx {
+                false => Reply::Bool(a == 1),
+                true => Reply::Int(a),
             })
             .collect(),
     ))
 }
+
+/// The smallest capacity `CF.INSERT` takes: twice the default bucket size (RedisBloom
+/// checks it against its `cf-initial-size` setting's range).
+const INSERT_MIN_CAPACITY: u64 = 2 * DEFAULT_BUCKET_SIZE as u64;
 
 pub(super) fn exists(ns: &Namespace, args: &mut Args) -> Result<Reply> {
     super::exists_reply(args, |key, item| ns.cuckoo(key).exists(item))
@@ -216,6 +226,9 @@ fn fields(info: &CuckooInfo) -> [(&'static str, i64); 8] {
 pub(super) fn scandump(ns: &Namespace, args: &mut Args) -> Result<Reply> {
     let (key, cursor) = key_and_cursor(args, CuckooError::InvalidPosition)?;
     args.finish()?;
+    if cursor < 0 {
+        return Err(CuckooError::InvalidPosition.into());
+    }
     // A filter holding no items has nothing to dump: RedisBloom answers [0, nil].
     if ns.cuckoo(key).info()?.inserted == 0 {
         return Ok(Reply::Array(vec![Reply::Int(0), Reply::Nil]));
@@ -226,6 +239,9 @@ pub(super) fn scandump(ns: &Namespace, args: &mut Args) -> Result<Reply> {
 
 pub(super) fn loadchunk(ns: &Namespace, args: &mut Args) -> Result<Reply> {
     let (key, cursor) = key_and_cursor(args, CuckooError::InvalidPosition)?;
+    if cursor == 0 {
+        return Err(CuckooError::InvalidPosition.into());
+    }
     let chunk = args.next_arg()?;
     args.finish()?;
     ns.cuckoo(key).loadchunk(cursor, chunk)?;

@@ -131,7 +131,7 @@ fn info_reply(
         .iter()
         .position(|s| wanted.eq_ignore_ascii_case(s.as_bytes()))
         .and_then(|at| fields.into_iter().nth(at))
-        .map(|(_, value)| Reply::Array(vec![value]))
+        .map(|(name, value)| Reply::Field(Box::new((Reply::Simple(name.to_owned()), value))))
         .ok_or_else(|| Error::InvalidArgument("Invalid information value".to_owned()))
 }
 

@@ -44,7 +44,10 @@ impl ChainDump for CuckooFilter {
 
     fn dump_error(error: DumpError) -> Error {
         match error {
-            DumpError::BadChunk => CuckooError::BadChunk,
+            DumpError::BadChunk => CuckooError::LoadChunkFailed,
+            DumpError::BadHeader => CuckooError::InvalidHeader,
+            DumpError::HeaderForExisting => CuckooError::ItemExists,
+            DumpError::NotFound => CuckooError::NotFound,
             DumpError::InvalidPosition => CuckooError::InvalidPosition,
             DumpError::Changed => CuckooError::DumpChanged,
         }
@@ -78,6 +81,11 @@ impl ChainDump for CuckooFilter {
     fn page_body(&self, chain: &Chain<CuckooParams>, sub: u32, raw: Vec<u8>) -> Result<Vec<u8>> {
         self.checked_page(&raw, &sub_of(&chain.params, sub)?)?;
         Ok(raw)
+    }
+
+    fn present(&self) -> Result<bool> {
+        let guard = self.store.share(self.ns, &self.key);
+        Ok(guard.typed_meta(KeyType::Cuckoo)?.is_some())
     }
 
     fn load_header(&self, payload: &[u8]) -> Result<()> {

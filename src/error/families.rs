@@ -61,6 +61,8 @@ family! {
     CuckooError {
         BadCapacity => "Bad capacity",
         CapacityRange => "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]",
+        /// `CF.INSERT`'s, which names RedisBloom's setting for the default bucket size.
+        InsertCapacityRange => "Capacity must be in the range [cf-bucket-size * 2, 1073741824]",
         BucketSizeParse => "Couldn't parse BUCKETSIZE",
         BucketSizeRange => "BUCKETSIZE: value must be in the range [1, 255]",
         MaxIterationsParse => "Couldn't parse MAXITERATIONS",
@@ -79,6 +81,10 @@ family! {
         UnknownArgument => "Unknown argument received",
         InvalidPosition => "Invalid position",
         BadChunk => "ERR received bad data",
+        /// `CF.LOADCHUNK` of a page chunk that does not load.
+        LoadChunkFailed => "Couldn't load chunk!",
+        /// `CF.LOADCHUNK` of a header chunk that does not load.
+        InvalidHeader => "Invalid header",
         /// A `CF.SCANDUMP` cursor from before the chain grew or the key was recreated.
         DumpChanged => "ERR the filter changed during the dump; restart it from cursor 0",
     }
@@ -95,12 +101,22 @@ family! {
         BadCapacity => "ERR bad capacity",
         CapacityRange => "ERR capacity must be in the range [1, 1073741824]",
         BadExpansion => "ERR bad expansion",
+        NoExpansion => "ERR no expansion",
+        ExpansionRange => "ERR expansion must be in the range [0, 32768]",
+        /// `BF.INSERT`'s texts for its options' values.
+        InsertBadErrorRate => "Bad error rate",
+        InsertBadCapacity => "Bad capacity",
+        InsertBadExpansion => "Bad expansion",
+        UnknownArgument => "Unknown argument received",
         NonScalingCannotExpand => "Nonscaling filters cannot expand",
         ItemExists => "ERR item exists",
         NonScalingFull => "ERR non scaling filter is full",
         NotFound => "ERR not found",
         MaximumExpansions => "Maximum expansions reached",
         InvalidPosition => "Invalid position",
+        /// `BF.SCANDUMP`'s and `BF.LOADCHUNK`'s for a cursor that is not an integer.
+        ScanDumpNotNumeric => "Second argument must be numeric",
+        LoadChunkNotNumeric => "ERR Second argument must be numeric",
         BadChunk => "ERR received bad data",
         /// A `BF.SCANDUMP` cursor from before the chain grew or the key was recreated.
         DumpChanged => "ERR the filter changed during the dump; restart it from cursor 0",

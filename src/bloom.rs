@@ -70,7 +70,8 @@ impl BloomFilter {
     pub fn reserve(&self, error: f64, capacity: u64, expansion: u32) -> Result<()> {
         let params = validate(error, capacity, expansion)?;
         let guard = self.store.lock(self.ns, &self.key);
-        if guard.meta()?.is_some() {
+        // A key of another type is WRONGTYPE, as RedisBloom answers.
+        if guard.typed_meta(KeyType::Bloom)?.is_some() {
             return Err(BloomError::ItemExists.into());
         }
         self.create(&guard, params).map(|_| ())

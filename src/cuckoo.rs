@@ -125,7 +125,8 @@ impl CuckooFilter {
     pub fn reserve(&self, options: CuckooOptions) -> Result<()> {
         let params = validate(options, self.store.page_cells() * 4)?;
         let guard = self.store.lock(self.ns, &self.key);
-        if guard.meta()?.is_some() {
+        // A key of another type is WRONGTYPE, as RedisBloom answers.
+        if guard.typed_meta(KeyType::Cuckoo)?.is_some() {
             return Err(CuckooError::ItemExists.into());
         }
         self.create(&guard, params).map(|_| ())

@@ -124,4 +124,22 @@ fn loadchunk_checks_the_key_before_the_chunk() {
         err("Couldn't load chunk!")
     );
     assert_eq!(run(&["CF.SCANDUMP", "c", "-1"]), err("Invalid position"));
+    // CF.DEL answers "Not found" for a key of another type (RedisBloom's CFDel).
+    assert_eq!(run(&["CF.DEL", "f", "a"]), err("Not found"));
+    // Membership reads take a key of another type for an empty filter.
+    assert_eq!(run(&["BF.EXISTS", "c", "a"]), Reply::Bool(false));
+    assert_eq!(
+        run(&["BF.MEXISTS", "c", "a", "b"]),
+        Reply::Array(vec![Reply::Bool(false); 2])
+    );
+    assert_eq!(run(&["CF.EXISTS", "f", "a"]), Reply::Bool(false));
+    assert_eq!(
+        run(&["CF.MEXISTS", "f", "a"]),
+        Reply::Array(vec![Reply::Bool(false)])
+    );
+    assert_eq!(run(&["CF.COUNT", "f", "a"]), Reply::Int(0));
+    assert_eq!(
+        run(&["BF.CARD", "c"]),
+        err("WRONGTYPE Operation against a key holding the wrong kind of value")
+    );
 }

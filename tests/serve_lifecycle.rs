@@ -155,6 +155,11 @@ fn expiry_commands_and_the_background_sweep() {
         c.cmd(&["EXPIRE", "f", "5", "SOON"]),
         error("ERR Unsupported option SOON")
     );
+    // The options before the number, as Redis 7.0 checks them.
+    assert_eq!(
+        c.cmd(&["EXPIRE", "f", "ten", "SOON"]),
+        error("ERR Unsupported option SOON")
+    );
     assert_eq!(
         c.cmd(&["EXPIRE", "f", "ten"]),
         error("ERR value is not an integer or out of range")

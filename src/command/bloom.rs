@@ -145,16 +145,23 @@ pub(super) fn loadchunk(ns: &Namespace, args: &mut Args) -> Result<Reply> {
 }
 
 pub(super) fn exists(ns: &Namespace, args: &mut Args) -> Result<Reply> {
-    super::exists_reply(args, |key, item| ns.bloom(key).exists(item))
+    super::exists_reply(args, |key, item| {
+        let answer = ns.bloom(key).mexists(&[item]);
+        Ok(super::none_if_wrong_type(answer, 1, false)?[0])
+    })
 }
 
 /// A run of `BF.EXISTS`: one read of every item.
 pub(super) fn exists_run(ns: &Namespace, run: Run) -> Vec<Reply> {
-    run.exists(ns, |items| ns.bloom(run.key()).mexists(items))
+    run.exists(ns, |items| {
+        super::none_if_wrong_type(ns.bloom(run.key()).mexists(items), items.len(), false)
+    })
 }
 
 pub(super) fn mexists(ns: &Namespace, args: &mut Args) -> Result<Reply> {
-    super::mexists_reply(args, |key, items| ns.bloom(key).mexists(items))
+    super::mexists_reply(args, |key, items| {
+        super::none_if_wrong_type(ns.bloom(key).mexists(items), items.len(), false)
+    })
 }
 
 pub(super) fn card(ns: &Namespace, args: &mut Args) -> Result<Reply> {

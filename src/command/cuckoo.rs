@@ -6,7 +6,7 @@ use super::parse::{arg_index, parse_i64};
 use super::Reply;
 use super::{key_and_cursor, key_and_item};
 use crate::cuckoo::{CuckooInfo, CuckooOptions, DEFAULT_BUCKET_SIZE, MAX_CAPACITY, MAX_EXPANSION};
-use crate::error::{CuckooError, Result};
+use crate::error::{CuckooError, Error, Result};
 use crate::store::Namespace;
 
 /// The value after an option's keyword, parsed as an integer in `range`: RedisBloom's
@@ -174,27 +174,41 @@ fn insert_common(ns: &Namespace, args: &mut Args, nx: bool) -> Result<Reply> {
 const INSERT_MIN_CAPACITY: u64 = 2 * DEFAULT_BUCKET_SIZE as u64;
 
 pub(super) fn exists(ns: &Namespace, args: &mut Args) -> Result<Reply> {
-    super::exists_reply(args, |key, item| ns.cuckoo(key).exists(item))
+    super::exists_reply(args, |key, item| {
+        let answer = ns.cuckoo(key).mexists(&[item]);
+        Ok(super::none_if_wrong_type(answer, 1, false)?[0])
+    })
 }
 
 /// A run of `CF.EXISTS`: one read of every item.
 pub(super) fn exists_run(ns: &Namespace, run: Run) -> Vec<Reply> {
-    run.exists(ns, |items| ns.cuckoo(run.key()).mexists(items))
+    run.exists(ns, |items| {
+        super::none_if_wrong_type(ns.cuckoo(run.key()).mexists(items), items.len(), false)
+    })
 }
 
 pub(super) fn mexists(ns: &Namespace, args: &mut Args) -> Result<Reply> {
-    super::mexists_reply(args, |key, items| ns.cuckoo(key).mexists(items))
+    super::mexists_reply(args, |key, items| {
+        super::none_if_wrong_type(ns.cuckoo(key).mexists(items), items.len(), false)
+    })
 }
 
 pub(super) fn count(ns: &Namespace, args: &mut Args) -> Result<Reply> {
     let (key, item) = key_and_item(args)?;
-    Ok(Reply::Int(ns.cuckoo(key).count(item)? as i64))
+    let answer = ns.cuckoo(key).count(item).map(|n| vec![n]);
+    Ok(Reply::Int(
+        super::none_if_wrong_type(answer, 1, 0)?[0] as i64,
+    ))
 }
 
 /// `CF.DEL` (and the cuckoo-module design's `CF.DELETE`).
 pub(super) fn del(ns: &Namespace, args: &mut Args) -> Result<Reply> {
     let (key, item) = key_and_item(args)?;
-    Ok(Reply::Bool(ns.cuckoo(key).delete(item)?))
+    // RedisBloom answers "Not found" for a key of another type too.
+    match ns.cuckoo(key).delete(item) {
+        Err(Error::WrongType) => Err(CuckooError::DelNotFound.into()),
+        answer => Ok(Reply::Bool(answer?)),
+    }
 }
 
 /// `CF.INFO` (and the cuckoo-module design's `CF.STATS`).

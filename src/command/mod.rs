@@ -102,6 +102,16 @@ fn exists_reply(
     Ok(Reply::Bool(exists(key, item)?))
 }
 
+/// A Bloom or cuckoo filter's membership answers for a key of another type: RedisBloom
+/// reads such a key as empty (`BF.EXISTS`, `BF.MEXISTS`, `CF.EXISTS`, `CF.MEXISTS`,
+/// `CF.COUNT` answer 0, not `WRONGTYPE`).
+fn none_if_wrong_type<T: Clone>(answer: Result<Vec<T>>, n: usize, none: T) -> Result<Vec<T>> {
+    match answer {
+        Err(Error::WrongType) => Ok(vec![none; n]),
+        answer => answer,
+    }
+}
+
 /// `<filter>.MEXISTS key item [item ...]`: per item, whether it may be present.
 fn mexists_reply(
     args: &mut Args,
@@ -132,7 +142,7 @@ fn info_reply(
         .position(|s| wanted.eq_ignore_ascii_case(s.as_bytes()))
         .and_then(|at| fields.into_iter().nth(at))
         .map(|(name, value)| Reply::Field(Box::new((Reply::Simple(name.to_owned()), value))))
-        .ok_or_else(|| Error::InvalidArgument("Invalid information value".to_owned()))
+        .ok_or_else(|| crate::error::BloomError::InvalidInformation.into())
 }
 
 /// Redis's reply to an unknown command: the name and the first arguments, each quoted

@@ -95,9 +95,10 @@ family! {
     BloomError {
         BadErrorRate => "ERR bad error rate",
         ErrorRateRange => "ERR error rate must be in the range (0.000000, 1.000000)",
-        /// Ours: an error rate so small that a sub-filter the chain may grow to cannot be
-        /// sized (its halved rate underflows to zero).
-        ErrorRateTooSmall => "ERR error rate too small: the filter's sub-filters could not be sized",
+        /// An error rate so small that a sub-filter the chain may grow to cannot be sized
+        /// (its halved rate underflows to zero): RedisBloom's text for a filter it
+        /// cannot create.
+        ErrorRateTooSmall => "ERR could not create filter",
         BadCapacity => "ERR bad capacity",
         CapacityRange => "ERR capacity must be in the range [1, 1073741824]",
         BadExpansion => "ERR bad expansion",
@@ -108,6 +109,8 @@ family! {
         InsertBadCapacity => "Bad capacity",
         InsertBadExpansion => "Bad expansion",
         UnknownArgument => "Unknown argument received",
+        /// `BF.INFO key FIELD` of an unknown field (and `RIBBON.INFO`'s).
+        InvalidInformation => "Invalid information value",
         NonScalingCannotExpand => "Nonscaling filters cannot expand",
         ItemExists => "ERR item exists",
         NonScalingFull => "ERR non scaling filter is full",

@@ -241,7 +241,9 @@ class Families(OneServer):
         self.assertGreater(info["Size"], 1000 * 9 // 8)
         # redis-py parses every BF.INFO reply as the whole map, so ask on a plain client.
         plain = self.server.client(protocol=self.protocol)
-        self.assertEqual(plain.execute_command("BF.INFO", "f", "ITEMS"), [3])
+        # RedisBloom 8 answers one field as its value in RESP2, a map of it in RESP3.
+        one = {b"Number of items inserted": 3} if self.protocol == 3 else [3]
+        self.assertEqual(plain.execute_command("BF.INFO", "f", "ITEMS"), one)
         plain.close()
         self.assertEqual(
             bf.insert("g", ["x", "y", "x"], capacity=50, error=0.001, expansion=4),

@@ -114,9 +114,8 @@ pub(crate) fn scan(conn: &mut Connection, args: &mut Args) -> HostResult {
 pub(crate) fn expire(conn: &mut Connection, args: &mut Args) -> HostResult {
     let name = args.command();
     let key = args.next_key()?;
-    let Some(amount) = parse_i64(args.next_arg()?) else {
-        return Err(err(NOT_INTEGER));
-    };
+    // Redis checks the options before the number.
+    let amount = parse_i64(args.next_arg()?);
     let (mut nx, mut xx, mut gt, mut lt) = (false, false, false, false);
     for option in args.rest() {
         match lower(option).as_str() {
@@ -125,10 +124,19 @@ pub(crate) fn expire(conn: &mut Connection, args: &mut Args) -> HostResult {
             "gt" => gt = true,
             "lt" => lt = true,
             _ => {
+                // As Redis prints it: a C string (to the first NUL), trailing line
+                // breaks trimmed.
+                let shown = option.split(|b| *b == 0).next().unwrap_or_default();
+                let end = shown.len()
+                    - shown
+                        .iter()
+                        .rev()
+                        .take_while(|b| matches!(b, b'\r' | b'\n'))
+                        .count();
                 return Err(Reply::Error(format!(
                     "ERR Unsupported option {}",
-                    String::from_utf8_lossy(option)
-                )))
+                    String::from_utf8_lossy(&shown[..end])
+                )));
             }
         }
     }
@@ -142,6 +150,9 @@ pub(crate) fn expire(conn: &mut Connection, args: &mut Args) -> HostResult {
             "ERR GT and LT options at the same time are not compatible",
         ));
     }
+    let Some(amount) = amount else {
+        return Err(err(NOT_INTEGER));
+    };
     let (scale, relative) = match name {
         "expire" => (1000, true),
         "pexpire" => (1, true),
@@ -151,8 +162,7 @@ pub(crate) fn expire(conn: &mut Connection, args: &mut Args) -> HostResult {
     let base = if relative { now_ms() as i64 } else { 0 };
     let at = amount
         .checked_mul(scale)
-        .and_then(|ms| ms.checked_add(base))
-        .filter(|at| *at <= i64::MAX / 2);
+        .and_then(|ms| ms.checked_add(base));
     let Some(at) = at else {
         return Err(Reply::Error(format!(
             "ERR invalid expire time in '{name}' command"

@@ -68,12 +68,14 @@ impl BloomFilter {
     /// Creates a filter (`BF.RESERVE`): `expansion` 0 makes it non-scaling. Error rates
     /// above 0.25 are lowered to 0.25, as RedisBloom does.
     pub fn reserve(&self, error: f64, capacity: u64, expansion: u32) -> Result<()> {
-        let params = validate(error, capacity, expansion)?;
         let guard = self.store.lock(self.ns, &self.key);
-        // A key of another type is WRONGTYPE, as RedisBloom answers.
+        // A key of another type is WRONGTYPE, as RedisBloom answers; an existing key is
+        // refused before the parameters are sized, as RedisBloom creates the filter
+        // only for a missing key.
         if guard.typed_meta(KeyType::Bloom)?.is_some() {
             return Err(BloomError::ItemExists.into());
         }
+        let params = validate(error, capacity, expansion)?;
         self.create(&guard, params).map(|_| ())
     }
 

@@ -67,6 +67,16 @@ fn reserve_checks_in_redisblooms_order() {
         run(&["BF.RESERVE", "c", "0.01", "0", "EXPANSION", "x"]),
         err("ERR capacity must be in the range [1, 1073741824]")
     );
+    // An existing key before the parameters are sized (RedisBloom creates only for a
+    // missing key): an error rate too small to size a sub-filter finds it exists.
+    assert_eq!(
+        run(&["BF.RESERVE", "a", "4.9e-324", "1"]),
+        err("ERR item exists")
+    );
+    assert_eq!(
+        run(&["BF.RESERVE", "z", "4.9e-324", "1"]),
+        err("ERR could not create filter")
+    );
     // Options are found anywhere, other words passed over; at most 7 arguments.
     assert_eq!(run(&["BF.RESERVE", "c", "0.01", "5", "BOGUS"]), Reply::ok());
     assert_eq!(

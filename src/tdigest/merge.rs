@@ -75,7 +75,8 @@ impl TDigest {
         if !overflow {
             let meta = Meta {
                 version: dest.map_or_else(|| self.store.next_version(), |m| m.version),
-                expire_at_ms: dest.map_or(0, |m| m.expire_at_ms),
+                // RedisBloom sets the destination's value anew, which drops its TTL.
+                expire_at_ms: 0,
                 params: Params::TDigest(TDigestParams { compression }),
             };
             let mut batch = self.store.batch()?;

@@ -105,6 +105,17 @@ class Digests(OneServer):
         with self.assertRaisesRegex(redis.ResponseError, "^WRONGTYPE"):
             td.add("c", [1])
 
+    def test_merge_drops_the_destinations_ttl(self):
+        # RedisBloom sets the destination's value anew (RedisModule_ModuleTypeSetValue),
+        # which drops a TTL it had; found by scripts/compare.
+        self.assertTrue(self.td.create("src"))
+        self.assertTrue(self.td.add("src", [1, 2, 3]))
+        self.assertTrue(self.td.create("dst"))
+        self.assertTrue(self.r.expire("dst", 1000))
+        self.assertTrue(self.td.merge("dst", 1, "src"))
+        self.assertEqual(self.r.ttl("dst"), -1)
+        self.assertEqual(self.td.min("dst"), 1.0)
+
     def test_pipelined_adds(self):
         self.td.create("p", compression=10)
         pipe = self.r.pipeline(transaction=False)

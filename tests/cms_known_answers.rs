@@ -81,3 +81,21 @@ fn counters_saturate_and_the_count_does_not() {
         u64::from(u32::MAX) - 1 + 5 + (1 << 40)
     );
 }
+
+// RedisBloom computes a merge's weighted sums in 64 signed bits, term by term: a total
+// count past i64::MAX times -1 overflows, though the whole sum (0) is in range. Found
+// by the differential test against the live RedisBloom (issue 31).
+#[test]
+fn merge_overflows_term_by_term_as_redisbloom() {
+    let t = common::TempStore::new();
+    let s = t.store();
+    s.cms("m").init_by_prob(0.01, 0.01).unwrap();
+    s.cms("m")
+        .incr_by(&[("b", i64::MAX as u64), ("a", 1 << 31)])
+        .unwrap();
+    assert!(matches!(
+        s.cms("m").merge(&[("m", -1), ("m", 1)]),
+        Err(Error::Cms(CmsError::MergeOverflow))
+    ));
+    assert_eq!(s.cms("m").query(&["a"]).unwrap(), vec![1 << 31]);
+}

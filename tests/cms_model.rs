@@ -200,8 +200,15 @@ fn run(ops: Vec<Op>) -> bool {
                     assert!(matches!(got, Err(Error::Cms(CmsError::KeyDoesNotExist))));
                     continue;
                 };
-                let mut sums = vec![0i128; d.cells.len()];
-                let mut count = 0i128;
+                // RedisBloom's rule (cms.c's checkOverflow): every product and every
+                // partial sum in 64 signed bits, cells then in [0, u32::MAX] and the
+                // count non-negative; None once one left them.
+                let term = |sum: Option<i64>, value: i128, w: i64| {
+                    let product = i64::try_from(value * i128::from(w)).ok()?;
+                    sum?.checked_add(product)
+                };
+                let mut sums = vec![Some(0i64); d.cells.len()];
+                let mut count = Some(0i64);
                 let mut want_err = None;
                 for (s, w) in &sources {
                     match model.get(s) {
@@ -215,15 +222,16 @@ fn run(ops: Vec<Op>) -> bool {
                         }
                         Some(m) => {
                             for (sum, c) in sums.iter_mut().zip(&m.cells) {
-                                *sum += i128::from(*c) * i128::from(*w);
+                                *sum = term(*sum, i128::from(*c), *w);
                             }
-                            count += i128::from(m.count) * i128::from(*w);
+                            count = term(count, i128::from(m.count), *w);
                         }
                     }
                 }
-                let overflow = sums.iter().any(|s| *s < 0 || *s > i128::from(u32::MAX))
-                    || count < 0
-                    || count > i128::from(i64::MAX);
+                let overflow = !sums
+                    .iter()
+                    .all(|s| matches!(s, Some(s) if (0..=i64::from(u32::MAX)).contains(s)))
+                    || !matches!(count, Some(c) if c >= 0);
                 if want_err.is_none() && overflow {
                     want_err = Some(CmsError::MergeOverflow);
                 }
@@ -235,8 +243,8 @@ fn run(ops: Vec<Op>) -> bool {
                     None => {
                         got.unwrap();
                         let d = model.get_mut(&dest).unwrap();
-                        d.cells = sums.iter().map(|s| *s as u32).collect();
-                        d.count = count as u64;
+                        d.cells = sums.iter().map(|s| s.unwrap_or(0) as u32).collect();
+                        d.count = count.unwrap_or(0) as u64;
                     }
                 }
             }

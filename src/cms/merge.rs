@@ -63,13 +63,14 @@ impl Cms {
             return Err(CmsError::MergeTooLarge.into());
         }
 
-        let mut count: i128 = 0;
+        let mut counts = Vec::with_capacity(layouts.len());
         for (layout, weight) in &layouts {
-            count += i128::from(self.read_count(layout, &read_opts)?) * i128::from(*weight);
+            counts.push((i128::from(self.read_count(layout, &read_opts)?), *weight));
         }
-        if !(0..=i128::from(i64::MAX)).contains(&count) {
-            return Err(CmsError::MergeOverflow.into());
-        }
+        let count = match weighted_sum(counts) {
+            Some(count) if count >= 0 => count,
+            _ => return Err(CmsError::MergeOverflow.into()),
+        };
 
         let Some(old) = guard.meta()? else {
             return Err(CmsError::KeyDoesNotExist.into());
@@ -112,7 +113,8 @@ impl Cms {
     ) -> Result<()> {
         let mut batch = self.store.batch()?;
         for page in 0..result.pages() {
-            let mut sums = vec![0i128; result.page_len(page) as usize];
+            // Each cell's sum, or None once a term or a partial sum left 64 bits.
+            let mut sums = vec![Some(0i64); result.page_len(page) as usize];
             let first = u64::from(page) * u64::from(result.params.page_cells);
             for (layout, weight) in sources {
                 let per = u64::from(layout.params.page_cells);
@@ -121,13 +123,18 @@ impl Cms {
                 let read = self.read_page_set(layout, &wanted, Some(read_opts))?;
                 for (cell, sum) in (first..).zip(sums.iter_mut()) {
                     let value = read.cell((cell / per) as u32, (cell % per) as u32);
-                    *sum += i128::from(value) * i128::from(*weight);
+                    *sum = sum.and_then(|s| {
+                        weighted_sum([(i128::from(s), 1), (i128::from(value), *weight)])
+                    });
                 }
             }
-            if sums.iter().any(|s| !(0..=i128::from(u32::MAX)).contains(s)) {
+            let in_range =
+                |s: &Option<i64>| matches!(s, Some(s) if (0..=i64::from(u32::MAX)).contains(s));
+            if !sums.iter().all(in_range) {
                 return Err(CmsError::MergeOverflow.into());
             }
-            let cells = CounterPage::from_cells(sums.into_iter().map(|s| s as u32).collect());
+            let cells =
+                CounterPage::from_cells(sums.into_iter().map(|s| s.unwrap_or(0) as u32).collect());
             if !cells.is_zero() {
                 batch.put_page(result.page_key(page), cells.encode());
             }
@@ -137,5 +144,37 @@ impl Cms {
             }
         }
         self.store.write(batch)
+    }
+}
+
+/// `sum(value x weight)` as RedisBloom's merge computes it (`checkOverflow` in cms.c):
+/// each product and each partial sum must fit in 64 signed bits, or None (`MERGE
+/// overflow`), though a wider sum might have come back into range. Values are the
+/// counters (32-bit cells, or the 64-bit unsigned total count).
+fn weighted_sum(terms: impl IntoIterator<Item = (i128, i64)>) -> Option<i64> {
+    terms.into_iter().try_fold(0i64, |sum, (value, weight)| {
+        let product = i64::try_from(value.checked_mul(i128::from(weight))?).ok()?;
+        sum.checked_add(product)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::weighted_sum;
+
+    #[test]
+    fn a_term_or_partial_sum_past_64_bits_overflows_as_in_redisbloom() {
+        let big = i128::from(i64::MAX) + (1 << 31); // a total count past i64::MAX
+        assert_eq!(weighted_sum([(big, -1), (big, 1)]), None);
+        assert_eq!(
+            weighted_sum([(i128::from(i64::MAX), 1), (1, 1), (1, -1)]),
+            None
+        );
+        assert_eq!(weighted_sum([(3, 1 << 62)]), None);
+        assert_eq!(weighted_sum([(5, -1), (7, 1)]), Some(2));
+        assert_eq!(
+            weighted_sum([(i128::from(i64::MAX), 1), (1, -1)]),
+            Some(i64::MAX - 1)
+        );
     }
 }

@@ -85,6 +85,10 @@ class Context:
         self.filters = Filters()
         self.queued = None  # the commands of an open MULTI
         self.diverged = set()  # keys a range rule left different (versions.py)
+        # Keys with an expiry about to fall (or just fallen), and when: each server
+        # deletes them at its own moment, so until both have (EXPIRY_LEEWAY_MS later)
+        # they are compared as diverged.
+        self.expiring = {}
         self.arity_queued = False
 
     def same(self, step, ours, theirs):
@@ -119,24 +123,43 @@ class Context:
             self.queued = []
             return True
         keys = {a for a in step[1:] if a in ALL_KEYS}
-        if keys & self.diverged or (self.diverged and name in ("DBSIZE", "KEYS")):
-            result = self.compare_diverged(name, keys, ours, theirs)
+        self.settle()
+        loose = self.loose_keys()
+        if keys & loose or (loose and name in ("DBSIZE", "KEYS")):
+            result = self.compare_diverged(name, step, keys, ours, theirs)
+            if name in MERGES:
+                # A destination made from a diverged source is diverged too.
+                self.diverged.add(step[1])
         else:
             result = self.compare(name, step, ours, theirs)
         self.track_keys(name, step, ours, theirs)
         return result
 
-    def compare_diverged(self, name, keys, ours, theirs):
+    def settle(self):
+        """Ends the leeway of keys whose expiry has passed on both servers by now."""
+        now = time.time() * 1000
+        for key, at in list(self.expiring.items()):
+            if now > at + EXPIRY_LEEWAY_MS:
+                del self.expiring[key]
+
+    def loose_keys(self):
+        """The keys compared loosely now: diverged ones and those about to expire."""
+        return self.diverged | self.expiring.keys()
+
+    def compare_diverged(self, name, step, keys, ours, theirs):
         """A command on keys one server holds and the other does not, or holds otherwise:
         anything but what the other keys show."""
+        loose = self.loose_keys()
         if name == "KEYS" and ours[0] == theirs[0] == "*":
-            mine = lambda r: sorted(k for k in r[1] if k[1].decode() not in self.diverged)
+            mine = lambda r: sorted(k for k in r[1] if k[1].decode() not in loose)
             return mine(ours) == mine(theirs)
         if name == "DBSIZE" and ours[0] == theirs[0] == ":":
-            return abs(ours[1] - theirs[1]) <= len(self.diverged)
+            return abs(ours[1] - theirs[1]) <= len(loose)
         if name in ("DEL", "UNLINK", "EXISTS") and ours[0] == theirs[0] == ":":
-            return abs(ours[1] - theirs[1]) <= len(keys & self.diverged)
-        return ours == theirs or ours[0] != "-" or theirs[0] != "-" or bool(keys & self.diverged)
+            # EXISTS counts a key named twice twice.
+            named = step[1:] if name == "EXISTS" else set(step[1:])
+            return abs(ours[1] - theirs[1]) <= sum(1 for k in named if k in loose)
+        return ours == theirs or ours[0] != "-" or theirs[0] != "-" or bool(keys & loose)
 
     def compare(self, name, step, ours, theirs):
         if name.startswith(("BF.", "CF.")) and self.filters.same(name, step, ours, theirs):
@@ -178,25 +201,35 @@ class Context:
         if name in ("FLUSHALL", "FLUSHDB"):
             self.filters.forget_all()
             self.diverged.clear()
+            self.expiring.clear()
         elif name in ("DEL", "UNLINK"):
             for key in step[1:]:
                 self.filters.forget(key)
                 self.diverged.discard(key)
+                self.expiring.pop(key, None)
         elif name in EXPIRES and len(step) >= 3 and 1 in (filters.flag(ours), filters.flag(theirs)):
             try:
                 n = int(step[2])
             except ValueError:
                 return
-            if EXPIRES[name](n, time.time() * 1000) <= time.time() * 1000:
+            now = time.time() * 1000
+            at = EXPIRES[name](n, now)
+            if at <= now:
+                self.filters.forget(step[1])
+            elif at <= now + EXPIRY_LEEWAY_MS:
+                self.expiring[step[1]] = at
                 self.filters.forget(step[1])
 
     def dump(self, step, ours, theirs):
         src = self.filters.keys.get(step.src)
-        loose = src is not None and src.loose or step.src in self.diverged
+        self.settle()
+        apart = step.src in self.loose_keys()
+        loose = src is not None and src.loose or apart
         # The round trip deletes the destination first.
         self.diverged.discard(step.dst)
+        self.expiring.pop(step.dst, None)
         self.filters.forget(step.dst)
-        if step.src in self.diverged:
+        if apart:
             self.diverged.add(step.dst)
             return True
         if ours != theirs and not loose:
@@ -207,6 +240,13 @@ class Context:
                 self.filters.keys[step.dst].loose = True
         return True
 
+
+# Commands that write their first key from the others they name.
+MERGES = {"CMS.MERGE", "TDIGEST.MERGE"}
+
+# How long after an expiry falls both servers are sure to have deleted the key (Redis
+# finds an expired key on access, and its active cycle runs ten times a second).
+EXPIRY_LEEWAY_MS = 1000
 
 # When an expiry set by each command falls, in ms, given its argument and the time now.
 EXPIRES = {

@@ -20,8 +20,15 @@ from collections import Counter
 ADDS = {"BF.ADD", "BF.MADD", "BF.INSERT", "CF.ADD", "CF.ADDNX", "CF.INSERT", "CF.INSERTNX"}
 READS = {"BF.EXISTS", "BF.MEXISTS", "CF.EXISTS", "CF.MEXISTS", "CF.COUNT"}
 INFOS = {"BF.INFO", "BF.CARD", "BF.DEBUG", "CF.INFO", "CF.DEBUG"}
-# Fields of CF.INFO (and CF.DEBUG) that follow from when the filter grew.
-GROWTH = {b"Size", b"Number of filters", b"filters"}
+# Fields of CF.INFO (and CF.DEBUG) that follow from when the filter grew, and from
+# RedisBloom's compaction: a delete from a filter of several sub-filters, once deletes
+# pass a tenth of the items, moves fingerprints from the newest sub-filters into older
+# ones, drops the sub-filters left empty and counts deletes from 0 again
+# (CuckooFilter_Compact). rocksketch does not compact: moving fingerprints rewrites
+# pages, which no write here does (each write is a blind merge of one page's operand),
+# and the answers of CF.EXISTS and CF.COUNT are the same without it; only these counts,
+# and the Size that follows from the number of sub-filters, differ.
+GROWTH = {b"Size", b"Number of filters", b"filters", b"Number of items deleted", b"deletes"}
 
 
 class Filter:
@@ -29,10 +36,12 @@ class Filter:
         self.truth = Counter()
         self.loose = False
         self.fuzzy = False
+        self.deleted = False  # a delete RedisBloom may have compacted after
 
     def copy(self):
         other = Filter()
         other.truth, other.loose, other.fuzzy = Counter(self.truth), self.loose, self.fuzzy
+        other.deleted = self.deleted
         return other
 
 
@@ -86,7 +95,7 @@ class Filters:
         if name == "CF.DEL":
             return self.delete(f, step, ours, theirs)
         if name in INFOS:
-            return ours == theirs or f.loose or grown(name, ours, theirs)
+            return ours == theirs or f.loose or grown(name, ours, theirs, f.deleted)
         return ours == theirs
 
     def add(self, f, name, items, ours, theirs):
@@ -98,12 +107,14 @@ class Filters:
             # An array cut short by an error on one server only: a full filter there.
             if not full_at_one(o, t):
                 return False
+        # CF.ADD and CF.INSERT never find duplicates: their false (RESP3) is no room.
+        no_room = (-1, 0) if name in ("CF.ADD", "CF.INSERT") else (-1,)
         for item, a, b in zip(items, o, t):
             if a == b:
                 continue
             fa, fb = flag(a), flag(b)
-            duplicate = fa is not None and fb is not None and {fa, fb} == {0, 1}
-            refused = is_full(a) or is_full(b) or -1 in (fa, fb)
+            refused = is_full(a) or is_full(b) or fa in no_room or fb in no_room
+            duplicate = not refused and fa is not None and fb is not None and {fa, fb} == {0, 1}
             if duplicate and f.truth[item] > 0 and not f.fuzzy:
                 return False  # a false negative
             if not (duplicate or refused):
@@ -114,8 +125,9 @@ class Filters:
 
     @staticmethod
     def count_adds(f, items, ours, theirs):
+        # Added on both: a 0 (present already, or a false positive) adds no copy.
         for item, a, b in zip(items, elements(ours), elements(theirs)):
-            if flag(a) in (0, 1) and flag(b) in (0, 1):
+            if flag(a) == flag(b) == 1:
                 f.truth[item] += 1
 
     def read(self, f, name, items, ours, theirs):
@@ -147,13 +159,17 @@ class Filters:
             f.loose = True
         if a == 1 or b == 1:
             f.fuzzy = True
+            f.deleted = True
             if a == b == 1 and f.truth[item] > 0:
                 f.truth[item] -= 1
         return True
 
 
 def is_full(reply):
-    return reply[0] == "-" and reply[1] in (b"Filter is full", b"ERR non scaling filter is full")
+    """A refusal for want of room, which comes when the filter grew (see above): a full
+    non-scaling filter, or a chain at its most sub-filters (cf-max-expansions)."""
+    return reply[0] == "-" and reply[1] in (
+        b"Filter is full", b"ERR non scaling filter is full", b"Maximum expansions reached")
 
 
 def full_at_one(o, t):
@@ -166,19 +182,21 @@ def full_at_one(o, t):
     return False
 
 
-def grown(name, ours, theirs):
+def grown(name, ours, theirs, deleted):
     """CF.INFO or CF.DEBUG equal but for the fields that follow from when it grew, where
-    one server grew the filter (the other may not have yet)."""
+    one server grew the filter (the other may not have yet), or RedisBloom may have
+    compacted it after a delete (and dropped sub-filters, down to one)."""
     if name == "CF.INFO" and ours[0] == theirs[0] and ours[0] in "*%":
         o, t = pairs(ours), pairs(theirs)
         if [k for k, _ in o] != [k for k, _ in t]:
             return False
         filters = [v for k, v in o + t if k == b"Number of filters"]
-        return max(filters, default=1) > 1 and all(
+        return (deleted or max(filters, default=1) > 1) and all(
             a == b or k in GROWTH for (k, a), (_, b) in zip(o, t))
     if name == "CF.DEBUG" and ours[0] == theirs[0] == "$":
         o, t = fields(ours[1]), fields(theirs[1])
-        return o.keys() == t.keys() and max(int(o["filters"]), int(t["filters"])) > 1 and all(
+        several = deleted or max(int(o["filters"]), int(t["filters"])) > 1
+        return o.keys() == t.keys() and several and all(
             o[k] == t[k] or k.encode() in GROWTH for k in o)
     return False
 

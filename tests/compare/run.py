@@ -127,15 +127,36 @@ def first_difference(ports, resp, steps):
     return None
 
 
-def shrink(ports, resp, steps):
-    """Delta debugging: drops chunks of steps while some difference remains, cutting
-    after the first one. The result is 1-minimal for single steps."""
+def well_formed(steps):
+    """Whether a candidate is a stream the generator could make: no round trip inside a
+    transaction (the shrinker may drop a MULTI's EXEC and leave one inside)."""
+    in_multi = False
+    for step in steps:
+        if isinstance(step, Dump):
+            if in_multi:
+                return False
+            continue
+        name = str(step[0]).upper()
+        if name == "MULTI":
+            in_multi = True
+        elif name in ("EXEC", "DISCARD"):
+            in_multi = False
+    return True
+
+
+def shrink(ports, resp, steps, sig):
+    """Delta debugging: drops chunks of steps while the same kind of difference (`sig`)
+    remains, cutting after it. The result is 1-minimal for single steps."""
     n = 2
     while len(steps) >= 2:
         size = -(-len(steps) // n)
         for start in range(0, len(steps), size):
             candidate = steps[:start] + steps[start + size :]
-            found = first_difference(ports, resp, candidate) if candidate else None
+            found = None
+            if candidate and well_formed(candidate):
+                found = first_difference(ports, resp, candidate)
+            if found and signature(candidate[found[0]], found[1], found[2]) != sig:
+                found = None
             if found:
                 steps = candidate[: found[0] + 1]
                 n = max(n - 1, 2)
@@ -214,7 +235,7 @@ def main():
             if seen[sig] > 1:
                 continue
             print(f"\nseed {seed} (episode {episode}): difference at step {found[0]}")
-            small = shrink(ports, resp, steps[: found[0] + 1])
+            small = shrink(ports, resp, steps[: found[0] + 1], sig)
             report(ports, resp, small, first_difference(ports, resp, small) or found)
             if len(seen) >= a.max_findings:
                 break

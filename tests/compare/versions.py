@@ -18,6 +18,8 @@ class Change:
     ours: str  # the same over rocksketch's (RedisBloom 8's) reply
     why: str
     diverges: bool = False
+    # Where set, the change explains only the steps for which check(step, ours) holds.
+    check: object = None
 
 
 CHANGES = [
@@ -43,6 +45,10 @@ CHANGES = [
            "8 checks the capacity's range before the options and the key", True),
     Change("BF.RESERVE", r"\+OK", r"ERR expansion must be in the range \[0, 32768\]",
            "8 caps the expansion at 32768 (bf-expansion-factor's maximum)", True),
+    Change("BF.RESERVE", r"ERR could not create filter",
+           r"ERR expansion must be in the range \[0, 32768\]",
+           "8 checks the expansion's range before it creates the filter (2.8 had no range, "
+           "and then failed to size it)"),
     Change("BF.RESERVE", r"ERR expansion should be greater or equal to 1",
            r"ERR expansion must be in the range \[0, 32768\]",
            "8 states the range of its bf-expansion-factor setting"),
@@ -54,6 +60,10 @@ CHANGES = [
            r"Bad (capacity|error rate|expansion)",
            "8 checks each option's range as it reads it; 2.8 took a capacity above 2^30, "
            "an expansion above 32768 or an error rate of 1 or more", True),
+    Change("BF.INSERT", r"Bad (capacity|error rate|expansion)", r"Bad (capacity|error rate|expansion)",
+           "8 checks each option's range as it reads it, so an out-of-range option is "
+           "refused before a later one that does not parse (which 2.8 refused first)",
+           check=lambda step, ours: ours == bf_insert_option_error(step)),
     Change("BF.RESERVE", r"ERR item exists|WRONGTYPE .*",
            r"ERR (expansion must be in the range \[0, 32768\]|capacity must be in the range .*|bad expansion)",
            "8 checks every argument before the key (2.8 some after)"),
@@ -122,6 +132,8 @@ def explain(name, step, ours, theirs):
             if memory_usage_only(ours, theirs):
                 return change
             continue
+        if change.check is not None and not change.check(step, o):
+            continue
         m = re.fullmatch(change.theirs, t, re.S)
         if m and re.fullmatch(m.expand(change.ours) if m.groups() else change.ours, o, re.S):
             return change
@@ -139,3 +151,59 @@ def memory_usage_only(ours, theirs):
     if len(o) != len(t) or len(o) < 4 or o[-2] != ("+", b"Memory usage") or o[2] != ("+", b"Capacity"):
         return False
     return o[:-1] == t[:-1] and o[-1] == (":", 80 + 16 * o[3][1])
+
+
+INTEGER = re.compile(r"0|-?[1-9][0-9]*")
+DOUBLE = re.compile(r"[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|inf|infinity)", re.I)
+
+
+def redis_integer(text):
+    """Redis's string2ll: an integer with no sign but '-', no leading zero, in 64 bits."""
+    if not INTEGER.fullmatch(text) or not -(1 << 63) <= int(text) < 1 << 63:
+        return None
+    return int(text)
+
+
+def redis_double(text):
+    """Redis's string2d: strtod over the whole text, no NaN, no overflow or underflow to 0."""
+    if not DOUBLE.fullmatch(text):
+        return None
+    value = float(text)
+    finite = text.strip("+-").lower() not in ("inf", "infinity")
+    if finite and (value in (float("inf"), float("-inf")) or value == 0 and re.search("[1-9]", text.split("e")[0].split("E")[0])):
+        return None
+    return value
+
+
+def bf_insert_option_error(step):
+    """The error RedisBloom 8 answers for BF.INSERT's options (rebloom.c at HEAD): each
+    option by its first letter, its value parsed and range-checked as it is read."""
+    args = [str(a) for a in step]
+    at = 2
+    while at < len(args):
+        word = args[at].lower()
+        if word.startswith("i"):
+            return None
+        if word.startswith(("e", "c")):
+            at += 1
+            if at == len(args):
+                return None
+            value = args[at]
+            at += 1
+            if word.startswith("er"):
+                v = redis_double(value)
+                if v is None or not 0 < v < 1:
+                    return "Bad error rate"
+            elif word.startswith("e"):
+                v = redis_integer(value)
+                if v is None or not 0 <= v <= 32768:
+                    return "Bad expansion"
+            else:
+                v = redis_integer(value)
+                if v is None or not 1 <= v <= 1 << 30:
+                    return "Bad capacity"
+        elif word.startswith("n"):
+            at += 1
+        else:
+            return "Unknown argument received"
+    return None

@@ -18,6 +18,14 @@ mod serve;
 use args::Args;
 use std::process::ExitCode;
 
+// The server's allocator (see Cargo.toml): mimalloc unless jemalloc is chosen instead.
+#[cfg(all(feature = "mimalloc", not(feature = "jemalloc")))]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+#[cfg(feature = "jemalloc")]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn main() -> ExitCode {
     // Help, --version and usage errors print and exit here (usage errors with status 2).
     let matches = cli::command().get_matches();

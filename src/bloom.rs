@@ -9,11 +9,12 @@
 
 use crate::chain::{self as tally, ChainCounts};
 use crate::error::{BloomError, Error, Result};
+use crate::fast::FastSet;
 use crate::keys;
 use crate::meta::{BloomParams, KeyType, Meta, Params};
 use crate::store::{KeyGuard, Store};
 use rocksketch_merge::bits::BitDelta;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 #[cfg(feature = "baselines")]
 mod baseline;
@@ -142,7 +143,7 @@ impl BloomFilter {
         let mut new_bits: BTreeMap<(u32, u32), Vec<u32>> = BTreeMap::new();
         // The bits this batch set, by (sub-filter, page, bit): read along with the pages
         // (which stay as read: the cache shares them).
-        let mut fresh: HashSet<(u32, u32, u32)> = HashSet::new();
+        let mut fresh: FastSet<(u32, u32, u32)> = FastSet::default();
         // The answers stand only once the write has succeeded.
         let mut added = Vec::with_capacity(items.len());
         let mut outcome = Ok(());
@@ -310,7 +311,7 @@ impl BloomFilter {
         let pages = self.read_item_pages(&prefix, &params, &hashed)?;
         Ok(hashed
             .iter()
-            .map(|h| contains(&pages, &HashSet::new(), &params, *h))
+            .map(|h| contains(&pages, &FastSet::default(), &params, *h))
             .collect())
     }
 

@@ -13,12 +13,13 @@ mod merge;
 mod pages;
 
 use crate::error::{CmsError, Error, Result};
+use crate::fast::FastMap;
 use crate::meta::{CmsParams, KeyType, Meta, Params};
 use crate::store::{KeyGuard, Store};
 use rocksdb::ReadOptions;
 use rocksketch_merge::counter::CounterDelta;
 use rocksketch_merge::tally::Tally;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 pub use rocksketch_merge::layout::cms::{MAX_CELLS, MAX_DEPTH};
 
@@ -172,7 +173,7 @@ impl Cms {
         items: &[(&[u8], u64)],
     ) -> Result<Vec<u32>> {
         let pages = self.read_pages(layout, items.iter().map(|(i, _)| i.as_ref()))?;
-        let mut later: HashMap<(u32, u32), u64> = HashMap::new();
+        let mut later: FastMap<(u32, u32), u64> = FastMap::default();
         let mut estimates = vec![0; items.len()];
         let mut ambiguous = false;
         for (estimate, (item, incr)) in estimates.iter_mut().zip(items).rev() {

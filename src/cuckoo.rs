@@ -17,13 +17,13 @@
 
 use crate::chain::{self as tally, ChainCounts};
 use crate::error::{CuckooError, Error, Result};
+use crate::fast::FastMap;
 use crate::keys;
 use crate::meta::{CuckooParams, KeyType, Meta, Params};
 use crate::store::{KeyGuard, Store};
 use rocksketch_merge::cuckoo::{FpOp, FpOps};
 use rocksketch_merge::layout::{self, cuckoo::CuckooChain, cuckoo::CuckooSub as Sub};
 use rocksketch_merge::Page;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 mod add_nx;
@@ -89,7 +89,7 @@ fn sub_of(params: &CuckooParams, index: u32) -> Result<Sub> {
 }
 
 /// The layouts of a chain's sub-filters, and pages keyed by (sub-filter, page).
-type ItemPages = (Vec<Sub>, HashMap<(u32, u32), Arc<Page>>);
+type ItemPages = (Vec<Sub>, FastMap<(u32, u32), Arc<Page>>);
 
 /// An item's hash and fingerprint.
 #[derive(Debug, Clone, Copy)]

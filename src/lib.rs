@@ -42,6 +42,7 @@ mod combine;
 pub mod command;
 pub mod cuckoo;
 mod error;
+mod fast;
 pub mod inspect;
 mod keys;
 mod locks;

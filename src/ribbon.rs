@@ -17,13 +17,13 @@ mod build;
 mod dump;
 
 use crate::error::{Error, Result, RibbonError};
+use crate::fast::FastMap;
 use crate::keys::{self, TALLY_SUB};
 use crate::meta::{KeyType, Meta, Params, RibbonParams};
 use crate::store::{wrong_kind, KeyGuard, Store};
 use rocksketch_merge::ribbon::{item_hash, StageOps, StagePage};
 use rocksketch_merge::tally::Tally;
 use rocksketch_merge::Page;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The error rate of a filter that `RIBBON.ADD` creates.
@@ -221,7 +221,7 @@ impl RibbonFilter {
         prefix: &[u8],
         wanted: impl Iterator<Item = (u16, u32)>,
         staging: bool,
-    ) -> Result<HashMap<(u16, u32), Arc<Page>>> {
+    ) -> Result<FastMap<(u16, u32), Arc<Page>>> {
         let mut wanted: Vec<(u16, u32)> = wanted.collect();
         wanted.sort_unstable();
         wanted.dedup();

@@ -5,12 +5,12 @@ use super::sizing::{hashes, sub_of, Sub};
 use super::BloomFilter;
 use crate::chain as tally;
 use crate::error::{Error, Result};
+use crate::fast::{FastMap, FastSet};
 use crate::keys;
 use crate::meta::BloomParams;
 use crate::store::wrong_kind;
 use rocksketch_merge::bits::BitDelta;
 use rocksketch_merge::Page;
-use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 impl BloomFilter {
@@ -52,7 +52,7 @@ impl BloomFilter {
 /// `fresh` holds bits set since the pages were read, as (sub-filter, page, bit).
 pub(super) fn contains(
     pages: &BitPages,
-    fresh: &HashSet<(u32, u32, u32)>,
+    fresh: &FastSet<(u32, u32, u32)>,
     params: &BloomParams,
     h: (u64, u64),
 ) -> bool {
@@ -68,7 +68,7 @@ pub(super) fn contains(
 }
 
 /// The pages an operation read (checked to be bit pages), by (sub-filter, page).
-pub(super) type BitPages = HashMap<(u32, u32), Arc<Page>>;
+pub(super) type BitPages = FastMap<(u32, u32), Arc<Page>>;
 
 /// The `(page key, operand)` pairs of a blind add to the newest sub-filter: one bit
 /// operand per page the items fall in, then the tally delta.

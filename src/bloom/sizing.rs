@@ -5,6 +5,7 @@ use super::{BloomParams, MAX_CAPACITY, MAX_ERROR, MAX_EXPANSION, MAX_FILTERS};
 use crate::error::{BloomError, Result};
 use rocksketch_merge::layout::bloom::BloomChain;
 pub(super) use rocksketch_merge::layout::bloom::{hashes, BloomSub as Sub};
+use std::cell::RefCell;
 
 /// What sizes the sub-filters of a filter with these parameters.
 pub(super) fn chain(params: &BloomParams) -> BloomChain {
@@ -16,10 +17,39 @@ pub(super) fn chain(params: &BloomParams) -> BloomChain {
     }
 }
 
-/// The shape of sub-filter `index`.
+/// The shape of sub-filter `index`. Sizing takes logarithms and roundings that an add
+/// repeats for every item and sub-filter (a few percent of a hot `BF.ADD`'s time), so
+/// each thread keeps the shapes of the chain it sized last (one hot filter's, usually).
 pub(super) fn sub_of(params: &BloomParams, index: u32) -> Sub {
-    chain(params).sub(index)
+    thread_local! {
+        static SIZED: RefCell<(SizingKey, Vec<Sub>)> = const { RefCell::new(((0, 0, 0, 0), Vec::new())) };
+    }
+    const KEPT: u32 = 64;
+    let key = (
+        params.error.to_bits(),
+        params.capacity,
+        params.expansion,
+        params.page_bits,
+    );
+    if index >= KEPT {
+        return chain(params).sub(index);
+    }
+    SIZED.with_borrow_mut(|(sized_key, subs)| {
+        if *sized_key != key {
+            *sized_key = key;
+            subs.clear();
+        }
+        let chain = chain(params);
+        while subs.len() <= index as usize {
+            subs.push(chain.sub(subs.len() as u32));
+        }
+        subs[index as usize]
+    })
 }
+
+/// What a chain's shapes follow from: the error rate's bits, the capacity, the
+/// expansion and the page size.
+type SizingKey = (u64, u64, u32, u32);
 
 /// RedisBloom's checks of `BF.RESERVE`'s numbers.
 pub(super) fn validate(error: f64, capacity: u64, expansion: u32) -> Result<BloomParams> {

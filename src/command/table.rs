@@ -8,10 +8,10 @@ use super::args::Args;
 use super::batch::Run;
 use super::{bloom, cms, cuckoo, ribbon, tdigest, topk, Reply};
 use crate::error::Result;
+use crate::fast::FastMap;
 use crate::server::commands::host;
 use crate::server::Connection;
 use crate::store::Namespace;
-use std::collections::HashMap;
 use std::sync::LazyLock;
 
 /// A RedisBloom command over a namespace.
@@ -296,7 +296,7 @@ pub(crate) static COMMANDS: &[Spec] = &[
 
 /// The position of a command (by its lower-case name) in the table.
 fn index_of(name: &str) -> Option<usize> {
-    static INDEX: LazyLock<HashMap<&'static str, usize>> = LazyLock::new(|| {
+    static INDEX: LazyLock<FastMap<&'static str, usize>> = LazyLock::new(|| {
         COMMANDS
             .iter()
             .enumerate()

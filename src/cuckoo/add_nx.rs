@@ -2,8 +2,8 @@
 
 use super::{cuckoo_params, hash_all, CuckooFilter, Hashed};
 use crate::error::{Error, Result};
+use crate::fast::FastSet;
 use crate::keys;
-use std::collections::HashSet;
 
 impl CuckooFilter {
     /// Adds each item that is not present, in order (`CF.ADDNX` for many items):
@@ -49,7 +49,7 @@ impl CuckooFilter {
         let mut new: Vec<Hashed> = Vec::new();
         // This batch's inserts into the newest sub-filter, as (page, bucket, fingerprint):
         // read along with the pages (which stay as read: the cache shares them).
-        let mut fresh: HashSet<(u32, u32, u16)> = HashSet::new();
+        let mut fresh: FastSet<(u32, u32, u16)> = FastSet::default();
         for h in &hashed {
             let present = subs.iter().enumerate().any(|(i, s)| {
                 let (page, bucket) = s.locate(h.h);

@@ -53,6 +53,9 @@ pub(crate) struct Client {
     /// Reading stopped before the socket was drained (the read-ahead or the query
     /// buffer limit): the socket will not be reported readable again for what it holds.
     unread: bool,
+    /// An event said the peer closed its side (or the socket failed): read to the end
+    /// of stream, not just until a short read.
+    peer_closed: bool,
 }
 
 impl Client {
@@ -79,6 +82,7 @@ impl Client {
             failed: false,
             closing: false,
             unread: false,
+            peer_closed: false,
         })
     }
 
@@ -90,6 +94,13 @@ impl Client {
     /// writes its whole pipeline before it reads a reply would otherwise block in its
     /// send as the server waits for it to read (Redis, too, keeps reading then).
     pub(super) fn read_input(&mut self, chunk: &mut [u8]) {
+        self.read_input_after(chunk, false);
+    }
+
+    /// [`Client::read_input`] for a readiness event; `closed` if it said the peer
+    /// closed or the socket failed.
+    pub(super) fn read_input_after(&mut self, chunk: &mut [u8], closed: bool) {
+        self.peer_closed |= closed;
         if self.eof || self.failed {
             return;
         }
@@ -114,7 +125,16 @@ impl Client {
                     self.eof = true;
                     return;
                 }
-                Ok(n) => self.conn.inbox.extend(&chunk[..n]),
+                Ok(n) => {
+                    self.conn.inbox.extend(&chunk[..n]);
+                    // A short read took all the socket held: what arrives later is a
+                    // new readiness event, so the read that would answer WouldBlock is
+                    // saved (a system call per event). Unless the peer closed: its
+                    // end of stream comes with no further event.
+                    if n < chunk.len() && !self.peer_closed {
+                        return;
+                    }
+                }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(_) => {

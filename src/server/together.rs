@@ -8,9 +8,9 @@
 use super::client::Client;
 use super::conn::BatchKey;
 use crate::command::{self, Reply};
+use crate::fast::FastMap;
 use crate::resp;
 use mio::Token;
-use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -21,7 +21,7 @@ type Group = (BatchKey, Vec<(Token, usize)>, Vec<crate::resp::Request>);
 
 /// Takes, from each ready client whose whole input is one batchable run, that run;
 /// runs the runs of each key together; encodes each client's replies.
-pub(crate) fn run(ready: &[Token], clients: &mut HashMap<Token, Client>) {
+pub(crate) fn run(ready: &[Token], clients: &mut FastMap<Token, Client>) {
     let mut groups: Vec<Group> = Vec::new();
     for token in ready {
         let Some(client) = clients.get_mut(token) else {

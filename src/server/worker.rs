@@ -15,9 +15,9 @@ use super::admit::Deregister;
 use super::client::{Client, Turn};
 use super::together;
 use super::Shared;
+use crate::fast::{FastMap, FastSet};
 use mio::{Events, Poll, Token, Waker};
 use parking_lot::Mutex;
-use std::collections::{HashMap, HashSet};
 use std::io::{self, ErrorKind};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -149,12 +149,12 @@ fn run(
     kills: &Mutex<Vec<Token>>,
 ) {
     let mut events = Events::with_capacity(1024);
-    let mut clients: HashMap<Token, Client> = HashMap::new();
+    let mut clients: FastMap<Token, Client> = FastMap::default();
     let mut chunk = vec![0u8; READ_CHUNK];
     // Clients left with work by their last slice, in the order they are taken up.
     let mut busy: Vec<Token> = Vec::new();
     let mut ready: Vec<Token> = Vec::new();
-    let mut seen: HashSet<Token> = HashSet::new();
+    let mut seen: FastSet<Token> = FastSet::default();
     while !shared.is_shutting_down() {
         // With clients still owed a slice, only look for events, do not wait for them.
         let timeout = if busy.is_empty() {
@@ -192,7 +192,7 @@ fn run(
                     }
                 }
             } else if let Some(client) = clients.get_mut(&token) {
-                client.read_input(&mut chunk);
+                client.read_input_after(&mut chunk, event.is_read_closed() || event.is_error());
                 if seen.insert(token) {
                     ready.push(token);
                 }

@@ -3,11 +3,11 @@
 
 use super::{keys, Store};
 use crate::error::{Error, Result};
+use crate::fast::FastMap;
 use crate::meta::Meta;
 use rocksdb::ReadOptions;
 use rocksketch_merge::tally::Tally;
 use rocksketch_merge::Page;
-use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -124,14 +124,14 @@ impl Store {
         prefix: &[u8],
         mut wanted: Vec<(u32, u32)>,
         check: impl Fn(u32, &Page) -> Result<()>,
-    ) -> Result<HashMap<(u32, u32), Arc<Page>>> {
+    ) -> Result<FastMap<(u32, u32), Arc<Page>>> {
         wanted.sort_unstable();
         wanted.dedup();
         let page_keys: Vec<Vec<u8>> = wanted
             .iter()
             .map(|(sub, page)| keys::page_key(prefix, *sub as u16, *page))
             .collect();
-        let mut pages = HashMap::with_capacity(wanted.len());
+        let mut pages = FastMap::with_capacity_and_hasher(wanted.len(), Default::default());
         let values = self.read_pages(key, what, &page_keys)?;
         for ((sub, page), value) in wanted.into_iter().zip(values) {
             if let Some(value) = value {

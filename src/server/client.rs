@@ -10,11 +10,18 @@ use crate::resp;
 use mio::net::TcpStream;
 use mio::{Interest, Registry, Token};
 use std::io::{ErrorKind, Read, Write};
+use std::net::Shutdown;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Input a client may have read ahead of what it has run: reading stops there for the
 /// turn (unless no complete request is in yet: a large request is read whole).
 const READ_AHEAD: usize = 256 << 10;
+
+/// How long a connection closed with input still arriving lingers, and how much of it
+/// it reads and drops meanwhile (see [`Client::start_linger`]).
+const LINGER_FOR: Duration = Duration::from_secs(2);
+const LINGER_BYTES: usize = 64 << 20;
 
 /// Output buffers larger than this are given back once empty, so idle clients stay small.
 const KEEP_CAPACITY: usize = 64 << 10;
@@ -24,6 +31,9 @@ const KEEP_CAPACITY: usize = 64 << 10;
 pub(crate) enum Turn {
     /// Nothing to do until its socket is ready again.
     Idle,
+    /// Answered and shut for writing; its input is read and dropped until the peer
+    /// closes or the linger ends ([`Client::linger_over`]).
+    Linger,
     /// More to do now: take it up again on the next turn.
     Busy,
     /// The connection must close.
@@ -34,7 +44,8 @@ pub(crate) enum Turn {
 pub(crate) struct Client {
     /// First, so that it drops first: the connection leaves the client table before its
     /// socket closes, and a client that saw the close finds its slot free (`maxclients`).
-    _entry: Deregister,
+    /// `None` once the connection lingers: it is no longer a client then.
+    _entry: Option<Deregister>,
     pub(super) token: Token,
     pub(super) stream: TcpStream,
     conn: Connection,
@@ -56,6 +67,8 @@ pub(crate) struct Client {
     /// An event said the peer closed its side (or the socket failed): read to the end
     /// of stream, not just until a short read.
     peer_closed: bool,
+    /// Until when the connection lingers, and what it dropped meanwhile.
+    linger: Option<(Instant, usize)>,
 }
 
 impl Client {
@@ -71,7 +84,7 @@ impl Client {
             .register(&mut stream, token, Interest::READABLE)
             .ok()?;
         Some(Client {
-            _entry: admitted.entry,
+            _entry: Some(admitted.entry),
             token,
             stream,
             conn: Connection::new(shared.clone(), admitted.id),
@@ -83,6 +96,7 @@ impl Client {
             closing: false,
             unread: false,
             peer_closed: false,
+            linger: None,
         })
     }
 
@@ -101,7 +115,7 @@ impl Client {
     /// closed or the socket failed.
     pub(super) fn read_input_after(&mut self, chunk: &mut [u8], closed: bool) {
         self.peer_closed |= closed;
-        if self.eof || self.failed {
+        if self.eof || self.failed || self.linger.is_some() {
             return;
         }
         let limit = self.conn.shared.live.max_query_buffer();
@@ -170,6 +184,9 @@ impl Client {
     /// One slice of the client's work: write what is pending, read on if reading
     /// stopped early, run one run of requests, write their replies.
     pub(super) fn service(&mut self, registry: &Registry, chunk: &mut [u8]) -> Turn {
+        if self.linger.is_some() {
+            return self.drop_input(chunk);
+        }
         if !self.flush() || self.failed {
             return Turn::Close;
         }
@@ -198,7 +215,7 @@ impl Client {
         self.check_query_limit();
         let pending = self.sent < self.output.len();
         if self.closing && !pending {
-            return Turn::Close;
+            return self.start_linger(registry, chunk);
         }
         let more = !self.closing && !pending && (self.unread || self.conn.inbox.queued() > 0);
         if self.eof && !pending && !more {
@@ -214,6 +231,55 @@ impl Client {
         } else {
             Turn::Idle
         }
+    }
+
+    /// Closing with input still arriving (a protocol error, a request past a limit, a
+    /// pipeline after `QUIT`): closing now would reset the connection (unread input
+    /// makes the kernel answer RST), and a client still sending would get a broken
+    /// pipe and never read its error. So the socket is shut for writing (the client
+    /// reads its replies, then end of stream) and what it goes on sending is read and
+    /// dropped, until it closes, [`LINGER_BYTES`] or [`LINGER_FOR`]. The connection
+    /// leaves the client table first, as a closed one would.
+    fn start_linger(&mut self, registry: &Registry, chunk: &mut [u8]) -> Turn {
+        if self.eof || (!self.unread && self.conn.inbox.buffered() == 0) {
+            return Turn::Close;
+        }
+        self.conn.inbox.clear();
+        self._entry = None;
+        if self.stream.shutdown(Shutdown::Write).is_err() || !self.set_writing(registry, false) {
+            return Turn::Close;
+        }
+        self.linger = Some((Instant::now() + LINGER_FOR, 0));
+        self.drop_input(chunk)
+    }
+
+    /// Reads and drops what a lingering connection's socket holds.
+    fn drop_input(&mut self, chunk: &mut [u8]) -> Turn {
+        let Some((until, mut dropped)) = self.linger else {
+            return Turn::Close;
+        };
+        loop {
+            match self.stream.read(chunk) {
+                Ok(0) => return Turn::Close,
+                Ok(n) => dropped += n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return Turn::Close,
+            }
+            if dropped > LINGER_BYTES {
+                return Turn::Close;
+            }
+        }
+        self.linger = Some((until, dropped));
+        if Instant::now() >= until {
+            return Turn::Close;
+        }
+        Turn::Linger
+    }
+
+    /// Whether a lingering connection's time is up.
+    pub(super) fn linger_over(&self, now: Instant) -> bool {
+        self.linger.is_none_or(|(until, _)| now >= until)
     }
 
     /// Runs one run of the complete requests received.

@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const WAKER: Token = Token(usize::MAX);
 
@@ -155,6 +155,8 @@ fn run(
     let mut busy: Vec<Token> = Vec::new();
     let mut ready: Vec<Token> = Vec::new();
     let mut seen: FastSet<Token> = FastSet::default();
+    // Connections that answered and shut for writing, dropping what still arrives.
+    let mut lingering: FastSet<Token> = FastSet::default();
     while !shared.is_shutting_down() {
         // With clients still owed a slice, only look for events, do not wait for them.
         let timeout = if busy.is_empty() {
@@ -215,12 +217,29 @@ fn run(
             match turn {
                 Turn::Idle => {}
                 Turn::Busy => busy.push(token),
+                Turn::Linger => {
+                    lingering.insert(token);
+                }
                 Turn::Close => {
+                    lingering.remove(&token);
                     if let Some(mut client) = clients.remove(&token) {
                         let _ = poll.registry().deregister(&mut client.stream);
                     }
                 }
             }
+        }
+        if !lingering.is_empty() {
+            let now = Instant::now();
+            lingering.retain(|token| match clients.get(token) {
+                Some(client) if client.linger_over(now) => {
+                    if let Some(mut client) = clients.remove(token) {
+                        let _ = poll.registry().deregister(&mut client.stream);
+                    }
+                    false
+                }
+                Some(_) => true,
+                None => false,
+            });
         }
     }
 }

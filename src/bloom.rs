@@ -61,6 +61,8 @@ pub struct BloomFilter {
     key: Vec<u8>,
 }
 
+handle_constructors!(bloom, BloomFilter, "Bloom filter");
+
 impl BloomFilter {
     pub(crate) fn new(store: Store, ns: u16, key: Vec<u8>) -> BloomFilter {
         BloomFilter { store, ns, key }

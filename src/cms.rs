@@ -43,6 +43,8 @@ pub struct Cms {
     key: Vec<u8>,
 }
 
+handle_constructors!(cms, Cms, "count-min sketch");
+
 impl Cms {
     pub(crate) fn new(store: Store, ns: u16, key: Vec<u8>) -> Cms {
         Cms { store, ns, key }

@@ -115,6 +115,8 @@ pub struct CuckooFilter {
     key: Vec<u8>,
 }
 
+handle_constructors!(cuckoo, CuckooFilter, "cuckoo filter");
+
 impl CuckooFilter {
     pub(crate) fn new(store: Store, ns: u16, key: Vec<u8>) -> CuckooFilter {
         CuckooFilter { store, ns, key }

@@ -34,6 +34,27 @@
 
 #![warn(missing_docs)]
 
+/// A handle type's constructors on [`Namespace`] and on [`Store`] (namespace 0), in
+/// the handle's own module: the store knows no handle type, so no module circle runs
+/// through it.
+macro_rules! handle_constructors {
+    ($method:ident, $handle:ident, $what:literal) => {
+        impl crate::store::Namespace {
+            #[doc = concat!("The ", $what, " at `key` (it need not exist yet).")]
+            pub fn $method(&self, key: impl AsRef<[u8]>) -> $handle {
+                $handle::new(self.store.clone(), self.ns, key.as_ref().to_vec())
+            }
+        }
+
+        impl crate::store::Store {
+            #[doc = concat!("The ", $what, " at `key` in namespace 0.")]
+            pub fn $method(&self, key: impl AsRef<[u8]>) -> $handle {
+                self.ns(0).$method(key)
+            }
+        }
+    };
+}
+
 pub mod bloom;
 mod chain;
 mod chunk;
@@ -50,7 +71,6 @@ mod meta;
 mod operator;
 pub mod ribbon;
 pub use rocksketch_resp as resp;
-pub mod server;
 mod store;
 pub mod tdigest;
 pub mod topk;
@@ -65,8 +85,8 @@ pub use meta::KeyType;
 pub use operator::{register_merge_operator, skipped_operands, MERGE_OPERATOR_NAME};
 pub use ribbon::{RibbonFilter, RibbonInfo};
 pub use store::{
-    now_ms, ColumnFamilies, Db, Namespace, Store, StoreOptions, INTERNAL_NS, MAX_KEY_LEN, META_CF,
-    PAGES_CF,
+    now_ms, take_last_lookup, ColumnFamilies, Db, Namespace, Store, StoreOptions, INTERNAL_NS,
+    MAX_KEY_LEN, META_CF, PAGES_CF,
 };
 pub use tdigest::{TDigest, TDigestInfo};
 pub use topk::TopK;

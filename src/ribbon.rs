@@ -60,6 +60,8 @@ pub struct RibbonFilter {
     key: Vec<u8>,
 }
 
+handle_constructors!(ribbon, RibbonFilter, "Ribbon filter");
+
 impl RibbonFilter {
     pub(crate) fn new(store: Store, ns: u16, key: Vec<u8>) -> RibbonFilter {
         RibbonFilter { store, ns, key }

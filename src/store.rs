@@ -19,7 +19,8 @@ mod tables;
 pub(crate) use batch::Batch;
 pub use db::Db;
 use db::DbSlot;
-pub(crate) use guard::{take_last_lookup, KeyGuard};
+pub use guard::take_last_lookup;
+pub(crate) use guard::KeyGuard;
 pub use namespace::Namespace;
 pub use options::{ColumnFamilies, StoreOptions, META_CF, PAGES_CF};
 pub use pending::INTERNAL_NS;
@@ -43,10 +44,7 @@ pub(crate) fn check_new_key(key: &[u8]) -> Result<()> {
 }
 pub(crate) use read::wrong_kind;
 
-use crate::bloom::BloomFilter;
-use crate::cms::Cms;
 use crate::combine::Combiner;
-use crate::cuckoo::CuckooFilter;
 use crate::error::{Error, Result};
 use crate::keys;
 use crate::locks::KeyLocks;
@@ -187,36 +185,6 @@ impl Store {
             store: self.clone(),
             ns,
         }
-    }
-
-    /// The Bloom filter at `key` in namespace 0.
-    pub fn bloom(&self, key: impl AsRef<[u8]>) -> BloomFilter {
-        self.ns(0).bloom(key)
-    }
-
-    /// The cuckoo filter at `key` in namespace 0.
-    pub fn cuckoo(&self, key: impl AsRef<[u8]>) -> CuckooFilter {
-        self.ns(0).cuckoo(key)
-    }
-
-    /// The count-min sketch at `key` in namespace 0.
-    pub fn cms(&self, key: impl AsRef<[u8]>) -> Cms {
-        self.ns(0).cms(key)
-    }
-
-    /// The t-digest at `key` in namespace 0.
-    pub fn tdigest(&self, key: impl AsRef<[u8]>) -> crate::TDigest {
-        self.ns(0).tdigest(key)
-    }
-
-    /// The Ribbon filter at `key` in namespace 0.
-    pub fn ribbon(&self, key: impl AsRef<[u8]>) -> crate::RibbonFilter {
-        self.ns(0).ribbon(key)
-    }
-
-    /// The Top-K at `key` in namespace 0.
-    pub fn topk(&self, key: impl AsRef<[u8]>) -> crate::TopK {
-        self.ns(0).topk(key)
     }
 
     /// Flushes memtables and compacts both column families fully.

@@ -78,6 +78,8 @@ struct Layout {
     page_key: Vec<u8>,
 }
 
+handle_constructors!(tdigest, TDigest, "t-digest");
+
 impl TDigest {
     pub(crate) fn new(store: Store, ns: u16, key: Vec<u8>) -> TDigest {
         TDigest { store, ns, key }

@@ -28,6 +28,8 @@ pub struct TopK {
     key: Vec<u8>,
 }
 
+handle_constructors!(topk, TopK, "Top-K");
+
 impl TopK {
     pub(crate) fn new(store: Store, ns: u16, key: Vec<u8>) -> TopK {
         TopK { store, ns, key }

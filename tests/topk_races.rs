@@ -3,8 +3,6 @@
 //! replies on one key are serialized: every add is counted.
 
 mod common;
-#[path = "common/resp_client.rs"]
-mod resp_client;
 
 use rocksketch::{Error, TopKError};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -59,7 +57,7 @@ fn concurrent_adds_with_replies_are_all_counted() {
     // items are checked to land apart), so counts are exact.
     store.topk("hot").reserve(10, 1000, 1, 1.0).unwrap();
     let items: Vec<String> = (0..4).map(|i| format!("user:{i}")).collect();
-    resp_client::assert_apart_in_top_k(&items, 1000);
+    common::assert_apart_in_top_k(&items, 1000);
     let threads: Vec<_> = items
         .iter()
         .map(|item| {

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 
 /// The arguments of one command after its name.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Args<'a> {
+pub struct Args<'a> {
     command: &'static str,
     rest: &'a [Vec<u8>],
 }
@@ -16,7 +16,7 @@ pub(crate) struct Args<'a> {
 impl<'a> Args<'a> {
     /// The arguments of `request` (its name first) for the command the table calls
     /// `command`.
-    pub(crate) fn new(command: &'static str, request: &'a [Vec<u8>]) -> Args<'a> {
+    pub fn new(command: &'static str, request: &'a [Vec<u8>]) -> Args<'a> {
         Args {
             command,
             rest: request.get(1..).unwrap_or_default(),
@@ -25,7 +25,7 @@ impl<'a> Args<'a> {
 
     /// A cursor over `args` (no name first), such as the part of a command's
     /// arguments one of its options takes.
-    pub(crate) fn of(command: &'static str, args: &'a [Vec<u8>]) -> Args<'a> {
+    pub fn of(command: &'static str, args: &'a [Vec<u8>]) -> Args<'a> {
         Args {
             command,
             rest: args,
@@ -33,50 +33,50 @@ impl<'a> Args<'a> {
     }
 
     /// The command's name as the table spells it (lower case).
-    pub(crate) fn command(&self) -> &'static str {
+    pub fn command(&self) -> &'static str {
         self.command
     }
 
     /// How many arguments are left.
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.rest.len()
     }
 
     /// Whether every argument has been read.
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.rest.is_empty()
     }
 
     /// The next argument, without reading it.
-    pub(crate) fn peek(&self) -> Option<&'a [u8]> {
+    pub fn peek(&self) -> Option<&'a [u8]> {
         self.rest.first().map(Vec::as_slice)
     }
 
     /// The next argument, if there is one.
-    pub(crate) fn next_opt(&mut self) -> Option<&'a [u8]> {
+    pub fn next_opt(&mut self) -> Option<&'a [u8]> {
         let (first, rest) = self.rest.split_first()?;
         self.rest = rest;
         Some(first)
     }
 
     /// The next argument, which the command requires.
-    pub(crate) fn next_arg(&mut self) -> Result<&'a [u8]> {
+    pub fn next_arg(&mut self) -> Result<&'a [u8]> {
         self.next_opt().ok_or_else(|| self.wrong_arity())
     }
 
     /// The next argument, a key.
-    pub(crate) fn next_key(&mut self) -> Result<&'a [u8]> {
+    pub fn next_key(&mut self) -> Result<&'a [u8]> {
         self.next_arg()
     }
 
     /// The next argument as Redis reads an integer, or `bad` if it is not one.
-    pub(crate) fn next_i64(&mut self, bad: impl Into<Error>) -> Result<i64> {
+    pub fn next_i64(&mut self, bad: impl Into<Error>) -> Result<i64> {
         let arg = self.next_arg()?;
         parse_i64(arg).ok_or_else(|| bad.into())
     }
 
     /// The next argument as a non-negative integer, or `bad` if it is not one.
-    pub(crate) fn next_u64(&mut self, bad: impl Into<Error>) -> Result<u64> {
+    pub fn next_u64(&mut self, bad: impl Into<Error>) -> Result<u64> {
         let arg = self.next_arg()?;
         parse_i64(arg)
             .and_then(|v| u64::try_from(v).ok())
@@ -84,13 +84,13 @@ impl<'a> Args<'a> {
     }
 
     /// The next argument as Redis reads a double, or `bad` if it is not one.
-    pub(crate) fn next_f64(&mut self, bad: impl Into<Error>) -> Result<f64> {
+    pub fn next_f64(&mut self, bad: impl Into<Error>) -> Result<f64> {
         let arg = self.next_arg()?;
         parse_f64(arg).ok_or_else(|| bad.into())
     }
 
     /// Reads the next argument if it is `keyword` (in any case).
-    pub(crate) fn next_if(&mut self, keyword: &str) -> bool {
+    pub fn next_if(&mut self, keyword: &str) -> bool {
         let matches = self
             .peek()
             .is_some_and(|a| a.eq_ignore_ascii_case(keyword.as_bytes()));
@@ -101,7 +101,7 @@ impl<'a> Args<'a> {
     }
 
     /// The next `n` arguments, which the command requires.
-    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [Vec<u8>]> {
+    pub fn take(&mut self, n: usize) -> Result<&'a [Vec<u8>]> {
         if n > self.rest.len() {
             return Err(self.wrong_arity());
         }
@@ -111,12 +111,12 @@ impl<'a> Args<'a> {
     }
 
     /// Every argument left.
-    pub(crate) fn rest(&mut self) -> &'a [Vec<u8>] {
+    pub fn rest(&mut self) -> &'a [Vec<u8>] {
         std::mem::take(&mut self.rest)
     }
 
     /// Every argument left, of which there must be at least one.
-    pub(crate) fn rest_nonempty(&mut self) -> Result<&'a [Vec<u8>]> {
+    pub fn rest_nonempty(&mut self) -> Result<&'a [Vec<u8>]> {
         match self.rest() {
             [] => Err(self.wrong_arity()),
             rest => Ok(rest),
@@ -124,7 +124,7 @@ impl<'a> Args<'a> {
     }
 
     /// Checks that every argument has been read.
-    pub(crate) fn finish(&self) -> Result<()> {
+    pub fn finish(&self) -> Result<()> {
         match self.is_empty() {
             true => Ok(()),
             false => Err(self.wrong_arity()),
@@ -132,7 +132,7 @@ impl<'a> Args<'a> {
     }
 
     /// This command's wrong-arity error.
-    pub(crate) fn wrong_arity(&self) -> Error {
+    pub fn wrong_arity(&self) -> Error {
         Error::WrongArity(self.command)
     }
 }

@@ -16,7 +16,7 @@ use crate::store::Namespace;
 
 /// Requests of one batched command on one key, in order.
 #[derive(Clone, Copy)]
-pub(crate) struct Run<'a> {
+pub struct Run<'a> {
     command: &'static str,
     key: &'a [u8],
     requests: &'a [Vec<Vec<u8>>],

@@ -2,14 +2,14 @@
 //! command returns a [`Reply`] that the RESP host encodes for RESP2 or RESP3. Tests
 //! replay recorded RedisBloom transcripts through [`execute`] directly.
 
-pub(crate) mod args;
-pub(crate) mod batch;
+pub mod args;
+pub mod batch;
 mod bloom;
 mod cms;
 mod cuckoo;
-pub(crate) mod parse;
+pub mod parse;
 mod ribbon;
-pub(crate) mod table;
+pub mod table;
 mod tdigest;
 mod topk;
 mod wire;
@@ -19,12 +19,12 @@ pub use batch::execute_pipeline;
 use crate::error::{Error, Result};
 use crate::store::Namespace;
 use args::Args;
-use table::Handler;
+use table::SKETCHES;
 
 pub use rocksketch_resp::Reply;
 
 /// A command's result as its reply: an engine error becomes an error reply.
-pub(crate) fn reply(result: Result<Reply>) -> Reply {
+pub fn reply(result: Result<Reply>) -> Reply {
     result.unwrap_or_else(|err| Reply::from(&err))
 }
 
@@ -35,12 +35,9 @@ pub fn execute(ns: &Namespace, request: &[Vec<u8>]) -> Reply {
     let Some(name) = request.first() else {
         return Reply::Error("ERR empty command".to_owned());
     };
-    match table::lookup(name) {
-        Some(spec) => match spec.handler {
-            Handler::Sketch(_) if !spec.arity_ok(request.len()) => Reply::wrong_arity(spec.name),
-            Handler::Sketch(run) => reply(run(ns, &mut Args::new(spec.name, request))),
-            _ => unknown_command(request),
-        },
+    match SKETCHES.lookup(name) {
+        Some(spec) if !spec.arity_ok(request.len()) => Reply::wrong_arity(spec.name),
+        Some(spec) => reply((spec.handler)(ns, &mut Args::new(spec.name, request))),
         None => unknown_command(request),
     }
 }
@@ -87,10 +84,7 @@ impl<'a> KeyAndList<'a> {
 
 /// The names (lower case) of the commands [`execute`] answers, in the table's order.
 pub fn commands() -> impl Iterator<Item = &'static str> {
-    table::COMMANDS
-        .iter()
-        .filter(|spec| matches!(spec.handler, Handler::Sketch(_)))
-        .map(|spec| spec.name)
+    SKETCHES.rows().iter().map(|spec| spec.name)
 }
 
 /// `<filter>.EXISTS key item`: whether the item may be present.
@@ -147,7 +141,7 @@ fn info_reply(
 
 /// Redis's reply to an unknown command: the name and the first arguments, each quoted
 /// and followed by a space, cut at about 128 characters.
-pub(crate) fn unknown_command(request: &[Vec<u8>]) -> Reply {
+pub fn unknown_command(request: &[Vec<u8>]) -> Reply {
     let Some((name, args)) = request.split_first() else {
         return Reply::Error("ERR empty command".to_owned());
     };

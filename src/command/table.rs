@@ -1,60 +1,77 @@
-//! The one table of every command: name, arity, flags and key positions (what `COMMAND`
-//! reports), the handler, and for the commands whose pipelined neighbours on one key
-//! run as one engine call, the batch that runs them. Dispatch, `COMMAND`, `MULTI`'s
-//! checks, `INFO commandstats` and batching all read it; nothing else knows a
-//! command's arity.
+//! The table of the engine's commands: name, arity, flags and key positions (what
+//! `COMMAND` reports), the handler, and for the commands whose pipelined neighbours on
+//! one key run as one engine call, the batch that runs them. [`execute`](super::execute)
+//! and batching read it; a host adds its own commands to these rows in a [`Table`] of
+//! its own handlers (the RESP host's connection, keyspace and server commands), and its
+//! dispatch, `COMMAND`, `MULTI`'s checks and statistics read that one combined view.
+//! Nothing else knows a command's arity.
 
 use super::args::Args;
 use super::batch::Run;
 use super::{bloom, cms, cuckoo, ribbon, tdigest, topk, Reply};
 use crate::error::Result;
 use crate::fast::FastMap;
-use crate::server::commands::host;
-use crate::server::Connection;
 use crate::store::Namespace;
 use std::sync::LazyLock;
 
 /// A RedisBloom command over a namespace.
-pub(crate) type SketchFn = fn(&Namespace, &mut Args) -> Result<Reply>;
+pub type SketchFn = fn(&Namespace, &mut Args) -> Result<Reply>;
 
-/// A command of the host's own, over a connection: its reply, or its error reply.
-pub(crate) type HostFn = fn(&mut Connection, &mut Args) -> std::result::Result<Reply, Reply>;
-
-/// Runs a run of requests of one batchable command on one key (see [`batch`]).
-pub(crate) type BatchFn = fn(&Namespace, Run) -> Vec<Reply>;
-
-/// What runs a command.
-#[derive(Clone, Copy)]
-pub(crate) enum Handler {
-    /// A RedisBloom command: the library's and the host's.
-    Sketch(SketchFn),
-    /// One of the host's commands (connection, keyspace, server).
-    Host(HostFn),
-    /// `QUIT`: reply, then close the connection.
-    Quit,
-    /// `SHUTDOWN`: close the connection and stop the server.
-    Shutdown,
-    /// `MULTI`, `EXEC`, `DISCARD`: the connection's transaction protocol.
-    Transaction,
-}
-
-const TRANSACTION: Handler = Handler::Transaction;
+/// Runs a run of requests of one batchable command on one key (see [`super::batch`]).
+pub type BatchFn = fn(&Namespace, Run) -> Vec<Reply>;
 
 /// A command's row, with Redis's arity convention: `n` exactly n arguments (the name
-/// included), `-n` at least n.
-pub(crate) struct Spec {
-    pub(crate) name: &'static str,
-    pub(crate) arity: i64,
-    pub(crate) flags: &'static [&'static str],
+/// included), `-n` at least n. `H` is what runs it: a [`SketchFn`] in the engine's
+/// rows, a host's own handler type in a host's table.
+#[derive(Clone, Copy)]
+pub struct Spec<H> {
+    /// The lower-case name.
+    pub name: &'static str,
+    /// The arity, as above.
+    pub arity: i64,
+    /// Redis's command flags (`write`, `readonly`, `fast`, ...).
+    pub flags: &'static [&'static str],
     /// First key, last key (-1: the last argument) and step; 0s for none.
-    pub(crate) keys: (i64, i64, i64),
-    pub(crate) handler: Handler,
-    pub(crate) batch: Option<BatchFn>,
+    pub keys: (i64, i64, i64),
+    /// What runs the command.
+    pub handler: H,
+    /// Runs pipelined neighbours on one key as one call, for the commands that batch.
+    pub batch: Option<BatchFn>,
 }
 
-impl Spec {
+impl<H> Spec<H> {
+    /// A row without a batch.
+    pub const fn new(
+        name: &'static str,
+        arity: i64,
+        flags: &'static [&'static str],
+        keys: (i64, i64, i64),
+        handler: H,
+    ) -> Spec<H> {
+        Spec {
+            name,
+            arity,
+            flags,
+            keys,
+            handler,
+            batch: None,
+        }
+    }
+
+    /// The same row run by `handler` (a host's handler wrapping the engine's).
+    pub fn with_handler<G>(&self, handler: G) -> Spec<G> {
+        Spec {
+            name: self.name,
+            arity: self.arity,
+            flags: self.flags,
+            keys: self.keys,
+            handler,
+            batch: self.batch,
+        }
+    }
+
     /// Whether `argc` arguments (the name included) fit this command's arity.
-    pub(crate) fn arity_ok(&self, argc: usize) -> bool {
+    pub fn arity_ok(&self, argc: usize) -> bool {
         let argc = argc as i64;
         match self.arity >= 0 {
             true => argc == self.arity,
@@ -64,12 +81,12 @@ impl Spec {
 
     /// Whether the command reads a key without writing it (Redis counts its lookups as
     /// keyspace hits and misses).
-    pub(crate) fn is_key_read(&self) -> bool {
+    pub fn is_key_read(&self) -> bool {
         self.keys.0 > 0 && self.flags.contains(&"readonly")
     }
 
     /// The keys `request` names, by the row's key positions.
-    pub(crate) fn keys_of<'r>(&self, request: &'r [Vec<u8>]) -> impl Iterator<Item = &'r [u8]> {
+    pub fn keys_of<'r>(&self, request: &'r [Vec<u8>]) -> impl Iterator<Item = &'r [u8]> {
         let (first, last, step) = self.keys;
         let len = request.len() as i64;
         let last = if last < 0 {
@@ -87,9 +104,11 @@ impl Spec {
             .step_by(step.max(1) as usize)
             .map(move |at| request[at as usize].as_slice())
     }
+}
 
+impl Spec<SketchFn> {
     /// Pipelined neighbours of this command on one key run as one batch.
-    const fn batched(self, batch: BatchFn) -> Spec {
+    const fn batched(self, batch: BatchFn) -> Spec<SketchFn> {
         Spec {
             batch: Some(batch),
             ..self
@@ -97,140 +116,57 @@ impl Spec {
     }
 }
 
-/// A RedisBloom command: its key is its first argument.
-const fn sketch(name: &'static str, arity: i64, flags: Flags, run: SketchFn) -> Spec {
-    spec(name, arity, flags, KEY1, Handler::Sketch(run))
+/// Rows found by name in any case, without allocating.
+pub struct Table<H> {
+    rows: Vec<Spec<H>>,
+    index: FastMap<&'static str, usize>,
 }
 
-const fn host(name: &'static str, arity: i64, flags: Flags, keys: Keys, run: HostFn) -> Spec {
-    spec(name, arity, flags, keys, Handler::Host(run))
-}
+impl<H> Table<H> {
+    /// A table of `rows`, in this order (`COMMAND`'s and `INFO commandstats`' order).
+    /// Names must be lower case and unique.
+    pub fn new(rows: impl IntoIterator<Item = Spec<H>>) -> Table<H> {
+        let rows: Vec<Spec<H>> = rows.into_iter().collect();
+        let index = rows.iter().enumerate().map(|(i, s)| (s.name, i)).collect();
+        Table { rows, index }
+    }
 
-const fn spec(name: &'static str, arity: i64, flags: Flags, keys: Keys, h: Handler) -> Spec {
-    Spec {
-        name,
-        arity,
-        flags,
-        keys,
-        handler: h,
-        batch: None,
+    /// Every row, in order.
+    pub fn rows(&self) -> &[Spec<H>] {
+        &self.rows
+    }
+
+    /// The position of the command a request names, in any case, without allocating.
+    pub fn request_index(&self, name: &[u8]) -> Option<usize> {
+        let mut lower = [0u8; 32];
+        let lower = lower.get_mut(..name.len())?;
+        for (l, c) in lower.iter_mut().zip(name) {
+            *l = c.to_ascii_lowercase();
+        }
+        self.index.get(std::str::from_utf8(lower).ok()?).copied()
+    }
+
+    /// The row of the command a request names, in any case.
+    pub fn lookup(&self, name: &[u8]) -> Option<&Spec<H>> {
+        self.request_index(name).map(|i| &self.rows[i])
     }
 }
 
+/// An engine command: its key is its first argument.
+const fn sketch(name: &'static str, arity: i64, flags: Flags, run: SketchFn) -> Spec<SketchFn> {
+    Spec::new(name, arity, flags, (1, 1, 1), run)
+}
+
 type Flags = &'static [&'static str];
-type Keys = (i64, i64, i64);
 
 const READ: Flags = &["readonly", "fast"];
 const WRITE: Flags = &["write", "denyoom"];
-const CONN: Flags = &["fast", "no-auth", "loading", "stale"];
-const ADMIN: Flags = &["admin", "noscript"];
-const NONE: Keys = (0, 0, 0);
-const KEY1: Keys = (1, 1, 1);
-const ALL_KEYS: Keys = (1, -1, 1);
 
-/// Every command the engine and the host answer.
-pub(crate) static COMMANDS: &[Spec] = &[
-    host("ping", -1, &["fast"], NONE, host::ping),
-    host("echo", 2, &["fast"], NONE, host::echo),
-    host("hello", -1, CONN, NONE, host::hello),
-    host("auth", -2, CONN, NONE, host::auth),
-    host(
-        "client",
-        -2,
-        &["noscript", "loading", "stale"],
-        NONE,
-        host::client,
-    ),
-    host(
-        "select",
-        2,
-        &["loading", "stale", "fast"],
-        NONE,
-        host::select,
-    ),
-    spec("quit", -1, CONN, NONE, Handler::Quit),
-    host("reset", 1, CONN, NONE, host::reset),
-    host(
-        "watch",
-        -2,
-        &["noscript", "loading", "stale", "fast"],
-        ALL_KEYS,
-        host::watch,
-    ),
-    host(
-        "unwatch",
-        1,
-        &["noscript", "loading", "stale", "fast"],
-        NONE,
-        host::unwatch,
-    ),
-    host("info", -1, &["loading", "stale"], NONE, host::info),
-    host("dbsize", 1, &["readonly", "fast"], NONE, host::dbsize),
-    host("del", -2, &["write"], ALL_KEYS, host::del),
-    host("unlink", -2, &["write", "fast"], ALL_KEYS, host::del),
-    host("exists", -2, READ, ALL_KEYS, host::exists),
-    host("type", 2, READ, KEY1, host::key_type),
-    host("keys", 2, &["readonly"], NONE, host::keys),
-    host("scan", -2, &["readonly"], NONE, host::scan),
-    host("expire", -3, &["write", "fast"], KEY1, host::expire),
-    host("pexpire", -3, &["write", "fast"], KEY1, host::expire),
-    host("expireat", -3, &["write", "fast"], KEY1, host::expire),
-    host("pexpireat", -3, &["write", "fast"], KEY1, host::expire),
-    host("ttl", 2, READ, KEY1, host::ttl),
-    host("pttl", 2, READ, KEY1, host::ttl),
-    host("expiretime", 2, READ, KEY1, host::ttl),
-    host("pexpiretime", 2, READ, KEY1, host::ttl),
-    host("persist", 2, &["write", "fast"], KEY1, host::persist),
-    host("flushdb", -1, &["write"], NONE, host::flush),
-    host("flushall", -1, &["write"], NONE, host::flush),
-    host("command", -1, &["loading", "stale"], NONE, host::command),
-    host("module", -2, ADMIN, NONE, host::module),
-    spec("shutdown", -1, ADMIN, NONE, Handler::Shutdown),
-    host("debug", -2, ADMIN, NONE, host::debug),
-    host("save", 1, ADMIN, NONE, host::save),
-    host("bgsave", -1, ADMIN, NONE, host::bgsave),
-    host(
-        "lastsave",
-        1,
-        &["fast", "loading", "stale"],
-        NONE,
-        host::lastsave,
-    ),
-    host(
-        "config",
-        -2,
-        &["admin", "noscript", "loading", "stale"],
-        NONE,
-        host::config,
-    ),
-    host(
-        "slowlog",
-        -2,
-        &["admin", "loading", "stale"],
-        NONE,
-        host::slowlog,
-    ),
-    spec(
-        "multi",
-        1,
-        &["noscript", "loading", "stale", "fast"],
-        NONE,
-        TRANSACTION,
-    ),
-    spec(
-        "exec",
-        1,
-        &["noscript", "loading", "stale"],
-        NONE,
-        TRANSACTION,
-    ),
-    spec(
-        "discard",
-        1,
-        &["noscript", "loading", "stale", "fast"],
-        NONE,
-        TRANSACTION,
-    ),
+/// Every RedisBloom (and Ribbon) command the engine answers.
+pub static SKETCHES: LazyLock<Table<SketchFn>> =
+    LazyLock::new(|| Table::new(SKETCH_ROWS.iter().copied()));
+
+const SKETCH_ROWS: &[Spec<SketchFn>] = &[
     sketch("cms.initbydim", 4, WRITE, cms::init_by_dim),
     sketch("cms.initbyprob", 4, WRITE, cms::init_by_prob),
     sketch("cms.incrby", -4, WRITE, cms::incr_by).batched(cms::incr_by_run),
@@ -294,37 +230,10 @@ pub(crate) static COMMANDS: &[Spec] = &[
     sketch("ribbon.loadchunk", 4, WRITE, ribbon::loadchunk),
 ];
 
-/// The position of a command (by its lower-case name) in the table.
-fn index_of(name: &str) -> Option<usize> {
-    static INDEX: LazyLock<FastMap<&'static str, usize>> = LazyLock::new(|| {
-        COMMANDS
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (s.name, i))
-            .collect()
-    });
-    INDEX.get(name).copied()
-}
-
-/// The position of the command a request names, in any case, without allocating.
-pub(crate) fn request_index(name: &[u8]) -> Option<usize> {
-    let mut lower = [0u8; 32];
-    let lower = lower.get_mut(..name.len())?;
-    for (l, c) in lower.iter_mut().zip(name) {
-        *l = c.to_ascii_lowercase();
-    }
-    index_of(std::str::from_utf8(lower).ok()?)
-}
-
-/// The row of the command a request names, in any case.
-pub(crate) fn lookup(name: &[u8]) -> Option<&'static Spec> {
-    request_index(name).map(|i| &COMMANDS[i])
-}
-
 /// The batch a request may join: its command and its key. `None` for a command that
 /// does not batch, or whose arity alone makes it an error.
-pub(crate) fn batch_key(request: &[Vec<u8>]) -> Option<(&'static Spec, &[u8])> {
-    let spec = lookup(request.first()?)?;
+pub(crate) fn batch_key(request: &[Vec<u8>]) -> Option<(&'static Spec<SketchFn>, &[u8])> {
+    let spec = SKETCHES.lookup(request.first()?)?;
     let key = request.get(1)?;
     (spec.batch.is_some() && spec.arity_ok(request.len())).then_some((spec, key.as_slice()))
 }
@@ -335,12 +244,18 @@ mod tests {
 
     #[test]
     fn names_are_unique_lower_case_and_found_in_any_case() {
-        for (i, spec) in COMMANDS.iter().enumerate() {
+        let rows = SKETCHES.rows();
+        for (i, spec) in rows.iter().enumerate() {
             assert_eq!(spec.name, spec.name.to_ascii_lowercase());
-            assert_eq!(request_index(spec.name.to_uppercase().as_bytes()), Some(i));
+            assert_eq!(
+                SKETCHES.request_index(spec.name.to_uppercase().as_bytes()),
+                Some(i)
+            );
         }
-        assert!(lookup(b"no.such").is_none());
-        assert!(lookup(&[b'a'; 40]).is_none());
+        let names: std::collections::HashSet<_> = rows.iter().map(|s| s.name).collect();
+        assert_eq!(names.len(), rows.len());
+        assert!(SKETCHES.lookup(b"no.such").is_none());
+        assert!(SKETCHES.lookup(&[b'a'; 40]).is_none());
     }
 
     #[test]

@@ -227,7 +227,7 @@ thread_local! {
 
 /// Whether the last key lookup on this thread (since the last call) found the key, for
 /// `INFO stats`' keyspace hits and misses; `None` if there was none.
-pub(crate) fn take_last_lookup() -> Option<bool> {
+pub fn take_last_lookup() -> Option<bool> {
     LAST_LOOKUP.with(|last| last.take())
 }
 

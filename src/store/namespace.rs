@@ -1,56 +1,21 @@
 //! A namespace (a Redis database): its keys and the generic operations over them.
 
 use super::{keys, now_ms, Store};
-use crate::bloom::BloomFilter;
-use crate::cms::Cms;
-use crate::cuckoo::CuckooFilter;
 use crate::error::{Error, Result};
 use crate::meta::{KeyType, Meta};
-use crate::tdigest::TDigest;
-use crate::topk::TopK;
 use rocksdb::IteratorMode;
 
 /// The keys of one namespace, and the generic operations over them.
 #[derive(Clone)]
 pub struct Namespace {
-    pub(super) store: Store,
-    pub(super) ns: u16,
+    pub(crate) store: Store,
+    pub(crate) ns: u16,
 }
 
 impl Namespace {
     /// The namespace number.
     pub fn id(&self) -> u16 {
         self.ns
-    }
-
-    /// The count-min sketch at `key` (it need not exist yet).
-    pub fn cms(&self, key: impl AsRef<[u8]>) -> Cms {
-        Cms::new(self.store.clone(), self.ns, key.as_ref().to_vec())
-    }
-
-    /// The Bloom filter at `key` (it need not exist yet).
-    pub fn bloom(&self, key: impl AsRef<[u8]>) -> BloomFilter {
-        BloomFilter::new(self.store.clone(), self.ns, key.as_ref().to_vec())
-    }
-
-    /// The cuckoo filter at `key` (it need not exist yet).
-    pub fn cuckoo(&self, key: impl AsRef<[u8]>) -> CuckooFilter {
-        CuckooFilter::new(self.store.clone(), self.ns, key.as_ref().to_vec())
-    }
-
-    /// The t-digest at `key` (it need not exist yet).
-    pub fn tdigest(&self, key: impl AsRef<[u8]>) -> TDigest {
-        TDigest::new(self.store.clone(), self.ns, key.as_ref().to_vec())
-    }
-
-    /// The Ribbon filter at `key` (it need not exist yet).
-    pub fn ribbon(&self, key: impl AsRef<[u8]>) -> crate::RibbonFilter {
-        crate::RibbonFilter::new(self.store.clone(), self.ns, key.as_ref().to_vec())
-    }
-
-    /// The Top-K at `key` (it need not exist yet).
-    pub fn topk(&self, key: impl AsRef<[u8]>) -> TopK {
-        TopK::new(self.store.clone(), self.ns, key.as_ref().to_vec())
     }
 
     /// Whether `key` exists (and has not expired).

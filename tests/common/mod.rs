@@ -247,3 +247,19 @@ impl Fixture {
         assert_eq!(self.old.skipped_operands(), 0);
     }
 }
+
+/// Asserts that no two `items` share a counter in the first row of a Top-K `width`
+/// counters wide (so with depth 1 and decay 1 their counts are exact).
+pub fn assert_apart_in_top_k(items: &[String], width: u32) {
+    let mut cells: Vec<u32> = items
+        .iter()
+        .map(|i| rocksketch_merge::hash::murmur2(i.as_bytes(), 0) % width)
+        .collect();
+    cells.sort_unstable();
+    cells.dedup();
+    assert_eq!(
+        cells.len(),
+        items.len(),
+        "the items must not share a counter"
+    );
+}

@@ -10,7 +10,7 @@
 //!
 //! Mounting a tmpfs needs root: elsewhere the test says so and passes without running.
 
-#[path = "../../../tests/common/resp_client.rs"]
+#[path = "../../server/tests/common/resp_client.rs"]
 mod resp_client;
 
 #[path = "common/full_disk.rs"]

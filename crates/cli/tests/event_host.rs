@@ -2,11 +2,13 @@
 //! clients cost little memory and a client that stops reading its replies holds up no
 //! one else.
 
-#[path = "../../../tests/common/resp_client.rs"]
+#[path = "../../../tests/common/mod.rs"]
+mod common;
+#[path = "../../server/tests/common/resp_client.rs"]
 mod resp_client;
 
 use resp_client::{Client, TestServer, Value};
-use rocksketch::server::ServerConfig;
+use rocksketch_server::ServerConfig;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
@@ -207,7 +209,7 @@ fn many_clients_adding_to_one_top_k_and_one_digest_lose_nothing() {
     admin.cmd(&["TOPK.RESERVE", "top", "8", "1000", "1", "1"]);
     admin.cmd(&["TDIGEST.CREATE", "lat", "COMPRESSION", "50"]);
     let items: Vec<String> = (0..8).map(|t| format!("user:{t}")).collect();
-    resp_client::assert_apart_in_top_k(&items, 1000);
+    common::assert_apart_in_top_k(&items, 1000);
     let threads: Vec<_> = items
         .iter()
         .enumerate()

@@ -5,11 +5,11 @@
 //! address-space or open-file limit), so a regression fails instead of taking the
 //! machine down.
 
-#[path = "../../../tests/common/resp_client.rs"]
+#[path = "../../server/tests/common/resp_client.rs"]
 mod resp_client;
 
 use resp_client::{Client, TestServer, Value};
-use rocksketch::server::ServerConfig;
+use rocksketch_server::ServerConfig;
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};

@@ -2,7 +2,7 @@
 //! replies and error texts.
 
 use super::*;
-use crate::server::introspect::LOG_LEVELS;
+use crate::introspect::LOG_LEVELS;
 
 /// The longest slow log `CONFIG SET slowlog-max-len` accepts.
 const MAX_SLOWLOG_LEN: usize = 10_000;

@@ -202,7 +202,8 @@ fn keyspace(conn: &Connection, text: &mut String) {
 
 fn commandstats(conn: &Connection, text: &mut String) {
     text.push_str("# Commandstats\r\n");
-    for (index, name) in crate::command::table::COMMANDS
+    for (index, name) in crate::table::COMMANDS
+        .rows()
         .iter()
         .map(|s| s.name)
         .enumerate()

@@ -1,14 +1,14 @@
 //! `rocksketch serve`: a RESP2/RESP3 host for the RedisBloom command set over a [`Store`].
 //!
 //! A fixed pool of I/O threads (one per core by default) multiplexes the connections
-//! with readiness I/O (see `server/worker.rs`); the accepting thread hands each new connection
+//! with readiness I/O (see `worker.rs`); the accepting thread hands each new connection
 //! to one of them. Blind writes never take a lock another client waits on, so the
 //! threads run in parallel; answered writes to one key are combined into batches, and
 //! RocksDB's write group commits concurrent batches together.
 //!
 //! ```no_run
 //! # fn main() -> std::io::Result<()> {
-//! use rocksketch::server::{Server, ServerConfig};
+//! use rocksketch_server::{Server, ServerConfig};
 //! use rocksketch::{Store, StoreOptions};
 //!
 //! let store = Store::open("./rocksketch-data", StoreOptions::default()).unwrap();
@@ -20,26 +20,30 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 mod admit;
 mod client;
 pub(crate) mod commands;
 mod conn;
-pub(crate) use conn::Connection;
+
 mod cursors;
+mod fast;
 mod gate;
 mod glob;
 mod introspect;
 mod multi;
 mod ops_meter;
 mod persistence;
+mod table;
 mod together;
 mod watch;
 mod worker;
 
-use crate::resp::Limits;
-use crate::store::Store;
 use cursors::Cursors;
 use parking_lot::Mutex;
+use rocksketch::resp::Limits;
+use rocksketch::Store;
 use std::collections::HashMap;
 use std::io;
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -252,7 +256,7 @@ impl Server {
                 stats: Stats::default(),
                 live,
                 slowlog: introspect::SlowLog::default(),
-                command_stats: introspect::CommandStats::new(crate::command::table::COMMANDS.len()),
+                command_stats: introspect::CommandStats::new(crate::table::COMMANDS.rows().len()),
                 ops: ops_meter::OpsMeter::default(),
                 flushes,
                 cursors: Mutex::new(Cursors::default()),
@@ -282,7 +286,7 @@ impl Server {
 
     /// Accepts and serves clients until shut down, then closes every connection, waits
     /// for the I/O threads and flushes the store, so nothing acknowledged is lost.
-    pub fn run(self) -> crate::Result<()> {
+    pub fn run(self) -> rocksketch::Result<()> {
         let threads = match self.shared.config.threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,

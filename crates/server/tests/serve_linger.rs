@@ -10,7 +10,7 @@ mod resp_client;
 
 use resp_client::{error, TestServer, Value};
 use rocksketch::resp::Limits;
-use rocksketch::server::ServerConfig;
+use rocksketch_server::ServerConfig;
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 

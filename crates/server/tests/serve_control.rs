@@ -8,7 +8,7 @@
 mod resp_client;
 
 use resp_client::{error, ok, temp_server, TestServer, Value};
-use rocksketch::server::ServerConfig;
+use rocksketch_server::ServerConfig;
 use std::time::Duration;
 
 fn int(n: i64) -> Value {

@@ -7,17 +7,21 @@
 
 use super::client::Client;
 use super::conn::BatchKey;
-use crate::command::{self, Reply};
 use crate::fast::FastMap;
-use crate::resp;
 use mio::Token;
+use rocksketch::command::{self, Reply};
+use rocksketch::resp;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 /// One key's requests: the clients they came from (with how many each sent), and the
 /// requests in that order.
-type Group = (BatchKey, Vec<(Token, usize)>, Vec<crate::resp::Request>);
+type Group = (
+    BatchKey,
+    Vec<(Token, usize)>,
+    Vec<rocksketch::resp::Request>,
+);
 
 /// Takes, from each ready client whose whole input is one batchable run, that run;
 /// runs the runs of each key together; encodes each client's replies.
@@ -51,7 +55,7 @@ pub(crate) fn run(ready: &[Token], clients: &mut FastMap<Token, Client>) {
             .commands
             .fetch_add(requests.len() as u64, Ordering::Relaxed);
         let ns = shared.store.ns(db);
-        crate::store::take_last_lookup();
+        rocksketch::take_last_lookup();
         let started = Instant::now();
         let replies = catch_unwind(AssertUnwindSafe(|| {
             let _gate = shared.gate.shared(gate_id);
@@ -66,7 +70,7 @@ pub(crate) fn run(ready: &[Token], clients: &mut FastMap<Token, Client>) {
             replies
         }));
         let elapsed = started.elapsed();
-        let found = crate::store::take_last_lookup();
+        let found = rocksketch::take_last_lookup();
         let mut replies = match replies {
             Ok(replies) => replies.into_iter(),
             Err(_) => Vec::new().into_iter(),

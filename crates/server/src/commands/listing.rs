@@ -1,7 +1,7 @@
 //! `COMMAND`: the command table as Redis reports it.
 
 use super::*;
-use crate::command::table::{lookup, Spec, COMMANDS};
+use crate::table::{lookup, Spec, COMMANDS};
 
 fn command_entry(spec: &Spec) -> Reply {
     let (first, last, step) = spec.keys;
@@ -27,14 +27,18 @@ fn command_entry(spec: &Spec) -> Reply {
 /// `COMMAND [COUNT | LIST | INFO name... | DOCS [name...]]`.
 pub(crate) fn command(_conn: &mut Connection, args: &mut Args) -> HostResult {
     let Some(sub) = args.next_opt() else {
-        return Ok(Reply::Array(COMMANDS.iter().map(command_entry).collect()));
+        return Ok(Reply::Array(
+            COMMANDS.rows().iter().map(command_entry).collect(),
+        ));
     };
     let names = args.rest();
     let named = || names.iter().map(|n| lookup(n));
     Ok(match lower(sub).as_str() {
-        "count" => Reply::Int(COMMANDS.len() as i64),
-        "list" => Reply::Array(COMMANDS.iter().map(|s| bulk(s.name)).collect()),
-        "info" if names.is_empty() => Reply::Array(COMMANDS.iter().map(command_entry).collect()),
+        "count" => Reply::Int(COMMANDS.rows().len() as i64),
+        "list" => Reply::Array(COMMANDS.rows().iter().map(|s| bulk(s.name)).collect()),
+        "info" if names.is_empty() => {
+            Reply::Array(COMMANDS.rows().iter().map(command_entry).collect())
+        }
         "info" => Reply::Array(
             named()
                 .map(|s| s.map_or(Reply::Nil, command_entry))
@@ -42,7 +46,7 @@ pub(crate) fn command(_conn: &mut Connection, args: &mut Args) -> HostResult {
         ),
         "docs" => {
             let specs: Vec<&Spec> = match names.is_empty() {
-                true => COMMANDS.iter().collect(),
+                true => COMMANDS.rows().iter().collect(),
                 false => named().flatten().collect(),
             };
             Reply::Map(

@@ -6,6 +6,7 @@
 //! at a time on a fresh store; the keys all clients share are checked by invariants
 //! (one winner per Bloom item, count-min answers that are exactly 1..total).
 
+#[path = "../../../tests/common/mod.rs"]
 mod common;
 #[path = "common/resp_client.rs"]
 mod resp_client;
@@ -15,7 +16,7 @@ use rand::{Rng, SeedableRng};
 use resp_client::TestServer;
 use rocksketch::command::{execute, Reply};
 use rocksketch::resp::{encode, encode_request, Protocol};
-use rocksketch::server::ServerConfig;
+use rocksketch_server::ServerConfig;
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};

@@ -1,7 +1,7 @@
 //! Server commands: `MODULE`, `DEBUG` (`INFO` is in [`super::info`]).
 
 use super::*;
-use crate::server::persistence::Begun;
+use crate::persistence::Begun;
 
 /// `DEBUG PANIC` (a panicking command: the client gets an error and its connection
 /// closes, the server carries on) and `DEBUG SLEEP seconds`, when enabled.

@@ -4,7 +4,7 @@
 
 use super::commands::{self, Outcome};
 use super::conn::Connection;
-use crate::command::Reply;
+use rocksketch::command::Reply;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Commands queued since `MULTI`.

@@ -5,8 +5,8 @@
 mod resp_client;
 
 use resp_client::{error, ok, temp_server as server, Client, TestServer, Value};
-use rocksketch::server::ServerConfig;
 use rocksketch::{Store, StoreOptions};
+use rocksketch_server::ServerConfig;
 use std::time::Duration;
 
 #[test]

@@ -2,7 +2,7 @@
 //! `UNWATCH`, `RESET`.
 
 use super::*;
-use crate::server::ClientInfo;
+use crate::ClientInfo;
 
 pub(crate) fn ping(_conn: &mut Connection, args: &mut Args) -> HostResult {
     let message = args.next_opt();
@@ -233,7 +233,7 @@ pub(crate) fn client(conn: &mut Connection, args: &mut Args) -> HostResult {
     })
 }
 
-pub(super) fn client_line(id: u64, c: &crate::server::ClientInfo) -> String {
+pub(super) fn client_line(id: u64, c: &crate::ClientInfo) -> String {
     let age = c.connected.map_or(0, |t| t.elapsed().as_secs());
     format!(
         "id={id} addr={} laddr={} fd=0 name={} age={age} idle=0 flags=N db={} sub=0 psub=0 \
@@ -372,7 +372,7 @@ pub(crate) fn reset(conn: &mut Connection, args: &mut Args) -> HostResult {
     conn.transaction = None;
     conn.shared.watches.unwatch(&mut conn.watched);
     conn.db = 0;
-    conn.protocol = crate::resp::Protocol::Resp2;
+    conn.protocol = rocksketch::resp::Protocol::Resp2;
     if conn.shared.live.has_password() {
         conn.deauthenticate();
     }

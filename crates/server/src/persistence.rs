@@ -2,8 +2,8 @@
 //! persistence`. Every acknowledged write is already in RocksDB's write-ahead log; a
 //! "save" here is a flush of the memtables, which shortens the log a restart replays.
 
-use crate::Store;
 use parking_lot::Mutex;
+use rocksketch::Store;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -51,7 +51,7 @@ impl FlushClock {
     }
 
     /// Flushes the memtables now (`SAVE`, and `BGSAVE` on its own thread).
-    pub(crate) fn flush(&self, store: &Store) -> crate::Result<()> {
+    pub(crate) fn flush(&self, store: &Store) -> rocksketch::Result<()> {
         let flushed = store.flush();
         self.failed.store(flushed.is_err(), Ordering::Relaxed);
         match &flushed {

@@ -1,14 +1,14 @@
 //! The host's own commands (connection, keyspace, server) and the dispatch of every
-//! command through the one table ([`crate::command::table`]).
+//! command through the one table ([`crate::table`]).
 
 use super::conn::Connection;
 use super::glob;
-use crate::command::args::Args;
-use crate::command::table::{self, Handler, Spec};
-use crate::command::{self, parse::parse_i64, Reply};
-use crate::resp::Protocol;
-use crate::store::Namespace;
-use crate::{now_ms, KeyType};
+use crate::table::{self, Handler, Spec};
+use rocksketch::command::args::Args;
+use rocksketch::command::{self, parse::parse_i64, Reply};
+use rocksketch::resp::Protocol;
+use rocksketch::Namespace;
+use rocksketch::{now_ms, KeyType};
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
 

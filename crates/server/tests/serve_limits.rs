@@ -6,7 +6,7 @@ mod resp_client;
 
 use resp_client::{error, ok, temp_server as server, Client, TestServer, Value};
 use rocksketch::resp::Limits;
-use rocksketch::server::ServerConfig;
+use rocksketch_server::ServerConfig;
 use std::time::Duration;
 
 #[test]

@@ -4,7 +4,7 @@
 mod resp_client;
 
 use resp_client::{Client, TestServer, Value};
-use rocksketch::server::ServerConfig;
+use rocksketch_server::ServerConfig;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

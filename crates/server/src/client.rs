@@ -5,10 +5,10 @@ use super::admit::Deregister;
 use super::conn::{BatchKey, Connection, FLUSH_AT};
 use super::worker::Admitted;
 use super::Shared;
-use crate::command::Reply;
-use crate::resp;
 use mio::net::TcpStream;
 use mio::{Interest, Registry, Token};
+use rocksketch::command::Reply;
+use rocksketch::resp;
 use std::io::{ErrorKind, Read, Write};
 use std::net::Shutdown;
 use std::sync::Arc;
@@ -161,7 +161,9 @@ impl Client {
 
     /// The client's whole input, if it is one run of requests that can be batched
     /// with other clients' (and no replies are waiting to be written).
-    pub(crate) fn take_whole_batch(&mut self) -> Option<(BatchKey, Vec<crate::resp::Request>)> {
+    pub(crate) fn take_whole_batch(
+        &mut self,
+    ) -> Option<(BatchKey, Vec<rocksketch::resp::Request>)> {
         if self.closing || self.failed || self.sent < self.output.len() {
             return None;
         }

@@ -2,8 +2,8 @@
 //! replies, so tests see exactly what goes over the wire.
 #![allow(dead_code)]
 
-use rocksketch::server::{Server, ServerConfig, ShutdownHandle};
 use rocksketch::{Store, StoreOptions};
+use rocksketch_server::{Server, ServerConfig, ShutdownHandle};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
@@ -173,22 +173,6 @@ impl Client {
         let mut byte = [0u8; 1];
         matches!(self.reader.read(&mut byte), Ok(0) | Err(_))
     }
-}
-
-/// Asserts that no two `items` share a counter in the first row of a Top-K `width`
-/// counters wide (so with depth 1 and decay 1 their counts are exact).
-pub fn assert_apart_in_top_k(items: &[String], width: u32) {
-    let mut cells: Vec<u32> = items
-        .iter()
-        .map(|i| rocksketch_merge::hash::murmur2(i.as_bytes(), 0) % width)
-        .collect();
-    cells.sort_unstable();
-    cells.dedup();
-    assert_eq!(
-        cells.len(),
-        items.len(),
-        "the items must not share a counter"
-    );
 }
 
 /// The address a `rocksketch serve --port 0` child prints on its first line of standard

@@ -3,8 +3,8 @@
 //! the operations-per-second meter.
 
 use super::ServerConfig;
-use crate::resp::Limits;
 use parking_lot::{Mutex, RwLock};
+use rocksketch::resp::Limits;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

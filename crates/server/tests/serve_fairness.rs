@@ -7,7 +7,7 @@
 mod resp_client;
 
 use resp_client::{ok, TestServer, Value};
-use rocksketch::server::ServerConfig;
+use rocksketch_server::ServerConfig;
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::time::Duration;

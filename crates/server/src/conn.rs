@@ -5,9 +5,9 @@ use super::commands::{self, Outcome};
 use super::introspect::SlowLog;
 use super::multi::Transaction;
 use super::{Shared, UNAUTHENTICATED_LIMITS};
-use crate::command::table::{self, COMMANDS};
-use crate::command::{self, Reply};
-use crate::resp::{self, Inbox, Protocol, Request};
+use crate::table::{self, COMMANDS};
+use rocksketch::command::{self, Reply};
+use rocksketch::resp::{self, Inbox, Protocol, Request};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -161,7 +161,7 @@ impl Connection {
                 .stats
                 .commands
                 .fetch_add(run as u64, Ordering::Relaxed);
-            crate::store::take_last_lookup();
+            rocksketch::take_last_lookup();
             let started = Instant::now();
             let outcome = catch_unwind(AssertUnwindSafe(|| {
                 self.run_one(&requests[at..at + run], output)
@@ -170,7 +170,7 @@ impl Connection {
                 Ok((_, failed)) => *failed,
                 Err(_) => run as u64,
             };
-            let found = crate::store::take_last_lookup();
+            let found = rocksketch::take_last_lookup();
             self.observe(&requests[at..at + run], started.elapsed(), failed, found);
             match outcome.map(|(outcome, _)| outcome) {
                 Ok(Some(Outcome::Reply(_))) | Ok(None) => {}
@@ -249,7 +249,7 @@ impl Connection {
         shared
             .command_stats
             .add(self.id, index, run.len() as u64, micros, failed);
-        if COMMANDS[index].is_key_read() {
+        if COMMANDS.rows()[index].is_key_read() {
             if let Some(found) = found {
                 shared
                     .command_stats

@@ -11,7 +11,7 @@
 //! or deleted by a path that is no command) counts as written too. With nothing watched,
 //! a write pays one atomic load.
 
-use crate::command::table;
+use crate::table;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -10,6 +10,7 @@ use crate::keys;
 use crate::meta::BloomParams;
 use crate::store::wrong_kind;
 use rocksketch_merge::bits::BitDelta;
+use rocksketch_merge::layout::bloom::ItemBits;
 use rocksketch_merge::Page;
 use std::sync::Arc;
 
@@ -25,7 +26,7 @@ impl BloomFilter {
         let wanted: Vec<(u32, u32)> = (0..params.filters)
             .flat_map(|i| {
                 let sub = sub_of(params, i);
-                hashed.iter().map(move |h| (i, sub.locate(*h).0))
+                hashed.iter().map(move |h| (i, sub.page_of(h.0)))
             })
             .collect();
         self.store
@@ -62,8 +63,8 @@ pub(super) fn contains(
             Some(Page::Bits(p)) => Some(p),
             _ => None,
         };
-        bits.iter()
-            .all(|b| read.is_some_and(|p| p.get(*b)) || fresh.contains(&(i, page, *b)))
+        bits.into_iter()
+            .all(|b| read.is_some_and(|p| p.get(b)) || fresh.contains(&(i, page, b)))
     })
 }
 
@@ -79,17 +80,14 @@ pub(super) fn add_operands<I: AsRef<[u8]>>(
 ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
     let newest = params.filters - 1;
     let sub = sub_of(params, newest);
-    let mut located: Vec<(u32, Vec<u32>)> = items
+    let mut located: Vec<(u32, ItemBits)> = items
         .iter()
         .map(|i| sub.locate(hashes(i.as_ref())))
         .collect();
     located.sort_unstable_by_key(|(page, _)| *page);
     let mut out = Vec::new();
     for group in located.chunk_by(|a, b| a.0 == b.0) {
-        let bits: Vec<u32> = group
-            .iter()
-            .flat_map(|(_, bits)| bits.iter().copied())
-            .collect();
+        let bits: Vec<u32> = group.iter().flat_map(|(_, bits)| bits.clone()).collect();
         let delta = BitDelta::sparse(sub.page_bits, bits).map_err(Error::encode("a bit delta"))?;
         out.push((
             keys::page_key(prefix, newest as u16, group[0].0),

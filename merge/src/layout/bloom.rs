@@ -118,17 +118,52 @@ impl BloomSub {
     }
 
     /// The page and the bit positions of an item with hashes `(a, b)` (see [`hashes`]).
-    pub fn locate(&self, (a, b): (u64, u64)) -> (u32, Vec<u32>) {
-        let page = ((u128::from(a) * u128::from(self.pages)) >> 64) as u32;
+    pub fn locate(&self, (a, b): (u64, u64)) -> (u32, ItemBits) {
         // Double hashing within the page; the step comes from a's low bits, which the
         // page choice (a's high bits) hardly depends on.
         let step = (a ^ (a >> 31)).wrapping_mul(0xbf58_476d_1ce4_e5b9) | 1;
-        let bits = (0..u64::from(self.hashes))
-            .map(|j| (b.wrapping_add(j.wrapping_mul(step)) % u64::from(self.page_bits)) as u32)
-            .collect();
-        (page, bits)
+        let bits = ItemBits {
+            next: b,
+            step,
+            page_bits: u64::from(self.page_bits.max(1)),
+            left: self.hashes,
+        };
+        (self.page_of(a), bits)
+    }
+
+    /// The page of an item whose first hash is `a`.
+    pub fn page_of(&self, a: u64) -> u32 {
+        ((u128::from(a) * u128::from(self.pages)) >> 64) as u32
     }
 }
+
+/// The bit positions of one item within its page, computed as they are taken (an add
+/// and a lookup visit them without allocating): `b + j * step` modulo the page's bits
+/// for `j` in `0..hashes`.
+#[derive(Debug, Clone)]
+pub struct ItemBits {
+    next: u64,
+    step: u64,
+    page_bits: u64,
+    left: u32,
+}
+
+impl Iterator for ItemBits {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        self.left = self.left.checked_sub(1)?;
+        let bit = (self.next % self.page_bits) as u32;
+        self.next = self.next.wrapping_add(self.step);
+        Some(bit)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left as usize, Some(self.left as usize))
+    }
+}
+
+impl ExactSizeIterator for ItemBits {}
 
 /// RedisBloom's two 64-bit hashes of an item.
 pub fn hashes(item: &[u8]) -> (u64, u64) {
@@ -170,7 +205,15 @@ mod tests {
         for i in 0..1000u32 {
             let (page, bits) = sub.locate(hashes(&i.to_le_bytes()));
             assert!(page < sub.pages);
-            assert!(bits.iter().all(|b| *b < sub.page_bits));
+            assert_eq!(bits.len(), sub.hashes as usize);
+            assert!(bits.clone().all(|b| b < sub.page_bits));
+            // The positions as first released: b + j * step, modulo the page's bits.
+            let (a, b) = hashes(&i.to_le_bytes());
+            let step = (a ^ (a >> 31)).wrapping_mul(0xbf58_476d_1ce4_e5b9) | 1;
+            let expected: Vec<u32> = (0..u64::from(sub.hashes))
+                .map(|j| (b.wrapping_add(j.wrapping_mul(step)) % u64::from(sub.page_bits)) as u32)
+                .collect();
+            assert_eq!(bits.collect::<Vec<_>>(), expected);
         }
     }
 }

@@ -79,7 +79,7 @@ pub fn serve_args() -> Vec<Arg> {
         valued(
             "threads",
             "N",
-            "I/O threads; 0 is one per core [default: 0]",
+            "I/O threads; 0 is one per core but one, at least one [default: 0]",
         ),
         valued(
             "loglevel",

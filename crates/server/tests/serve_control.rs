@@ -37,6 +37,30 @@ fn limits_that_would_lock_every_client_out_are_refused() {
 }
 
 #[test]
+fn io_threads_answer_the_number_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start_as_configured(dir.path(), ServerConfig::default());
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let want = rocksketch_server::default_io_threads();
+    assert_eq!(want, cores.saturating_sub(1).max(1), "one per core but one");
+    let io_threads = |server: &TestServer| server.client().cmd(&["CONFIG", "GET", "io-threads"]);
+    let pair = |n: usize| {
+        Value::Array(vec![
+            Value::Bulk(b"io-threads".to_vec()),
+            Value::Bulk(n.to_string().into_bytes()),
+        ])
+    };
+    assert_eq!(io_threads(&server), pair(want), "the default, resolved");
+    let dir = tempfile::tempdir().unwrap();
+    let config = ServerConfig {
+        threads: 3,
+        ..ServerConfig::default()
+    };
+    let server = TestServer::start_as_configured(dir.path(), config);
+    assert_eq!(io_threads(&server), pair(3));
+}
+
+#[test]
 fn shutdown_abort_and_bad_options_do_not_stop_the_server() {
     let (_dir, server) = temp_server();
     let mut c = server.client();

@@ -54,6 +54,18 @@ pub struct TestServer {
 
 impl TestServer {
     pub fn start(dir: &Path, config: ServerConfig) -> TestServer {
+        // More than one I/O thread unless a test asks otherwise, even where the default
+        // (one per core but one) would pick one: the host tests exercise the handoffs.
+        let threads = if config.threads == 0 {
+            2
+        } else {
+            config.threads
+        };
+        TestServer::start_as_configured(dir, ServerConfig { threads, ..config })
+    }
+
+    /// [`TestServer::start`] with the configuration as given (on a free port).
+    pub fn start_as_configured(dir: &Path, config: ServerConfig) -> TestServer {
         let store = Store::open(dir, StoreOptions::default()).expect("store opens");
         let server = Server::bind(store, ServerConfig { port: 0, ..config }).expect("binds");
         let addr = server.local_addr();

@@ -9,7 +9,6 @@
 
 use crate::chain::{self as tally, ChainCounts};
 use crate::error::{BloomError, Error, Result};
-use crate::fast::FastSet;
 use crate::keys;
 use crate::meta::{BloomParams, KeyType, Meta, Params};
 use crate::store::{KeyGuard, Store};
@@ -26,7 +25,7 @@ mod sizing;
 
 use create::IfMissing;
 pub use debug::SubFilterInfo;
-use pages::{add_operands, contains};
+use pages::{add_operands, contains, Fresh};
 use sizing::{chain, hashes, sub_of, validate, validate_stored, Sub};
 
 /// RedisBloom's defaults for a filter created by `BF.ADD`.
@@ -142,19 +141,16 @@ impl BloomFilter {
         let pages = self.read_item_pages(&prefix, &params, &hashed)?;
         let mut counts = self.counts(&prefix)?.per_sub();
         let mut added_to = vec![0u64; MAX_FILTERS as usize];
-        let mut new_bits: BTreeMap<(u32, u32), Vec<u32>> = BTreeMap::new();
-        // The bits this batch set, by (sub-filter, page, bit): read along with the pages
-        // (which stay as read: the cache shares them).
-        // Sized for every item's bits in the newest sub-filter (growing it was 3 % of a
-        // hot BF.ADD).
-        let newest_hashes = sub_of(&params, params.filters - 1).hashes as usize;
-        let mut fresh: FastSet<(u32, u32, u32)> =
-            FastSet::with_capacity_and_hasher(items.len() * newest_hashes, Default::default());
+        // The bits this batch sets, by (sub-filter, page): the operands it writes, and
+        // what a later item of the batch reads along with the pages (which stay as
+        // read: the cache shares them). A page holds a few of a batch's items, so
+        // its list is short.
+        let mut new_bits: Fresh = BTreeMap::new();
         // The answers stand only once the write has succeeded.
         let mut added = Vec::with_capacity(items.len());
         let mut outcome = Ok(());
         for h in &hashed {
-            if contains(&pages, &fresh, &params, *h) {
+            if contains(&pages, &new_bits, &params, *h) {
                 added.push(false);
                 continue;
             }
@@ -173,7 +169,6 @@ impl BloomFilter {
             }
             let sub = sub_of(&params, newest);
             let (page, bits) = sub.locate(*h);
-            fresh.extend(bits.clone().map(|bit| (newest, page, bit)));
             new_bits.entry((newest, page)).or_default().extend(bits);
             counts[newest as usize] += 1;
             added_to[newest as usize] += 1;
@@ -199,7 +194,7 @@ impl BloomFilter {
         prefix: &[u8],
         params: &BloomParams,
         grown: Option<Meta>,
-        new_bits: BTreeMap<(u32, u32), Vec<u32>>,
+        new_bits: Fresh,
         added_to: &[u64],
     ) -> Result<()> {
         if new_bits.is_empty() {
@@ -317,7 +312,7 @@ impl BloomFilter {
         let pages = self.read_item_pages(&prefix, &params, &hashed)?;
         Ok(hashed
             .iter()
-            .map(|h| contains(&pages, &FastSet::default(), &params, *h))
+            .map(|h| contains(&pages, &Fresh::new(), &params, *h))
             .collect())
     }
 

@@ -5,13 +5,14 @@ use super::sizing::{hashes, sub_of, Sub};
 use super::BloomFilter;
 use crate::chain as tally;
 use crate::error::{Error, Result};
-use crate::fast::{FastMap, FastSet};
+use crate::fast::FastMap;
 use crate::keys;
 use crate::meta::BloomParams;
 use crate::store::wrong_kind;
 use rocksketch_merge::bits::BitDelta;
 use rocksketch_merge::layout::bloom::ItemBits;
 use rocksketch_merge::Page;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 impl BloomFilter {
@@ -50,10 +51,10 @@ impl BloomFilter {
 }
 
 /// Whether every bit of the item with hashes `h` is set in some sub-filter's page.
-/// `fresh` holds bits set since the pages were read, as (sub-filter, page, bit).
+/// `fresh` holds the bits set since the pages were read.
 pub(super) fn contains(
     pages: &BitPages,
-    fresh: &FastSet<(u32, u32, u32)>,
+    fresh: &Fresh,
     params: &BloomParams,
     h: (u64, u64),
 ) -> bool {
@@ -63,10 +64,14 @@ pub(super) fn contains(
             Some(Page::Bits(p)) => Some(p),
             _ => None,
         };
+        let set = fresh.get(&(i, page)).map_or(&[][..], Vec::as_slice);
         bits.into_iter()
-            .all(|b| read.is_some_and(|p| p.get(b)) || fresh.contains(&(i, page, b)))
+            .all(|b| read.is_some_and(|p| p.get(b)) || set.contains(&b))
     })
 }
+
+/// Bits set by an operation not yet written, by (sub-filter, page).
+pub(super) type Fresh = BTreeMap<(u32, u32), Vec<u32>>;
 
 /// The pages an operation read (checked to be bit pages), by (sub-filter, page).
 pub(super) type BitPages = FastMap<(u32, u32), Arc<Page>>;

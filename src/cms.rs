@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 
 pub use rocksketch_merge::layout::cms::{MAX_CELLS, MAX_DEPTH};
 
-use layout::Layout;
+use layout::{ItemSlots, Layout};
 
 /// `CMS.INFO`'s fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,7 +114,8 @@ impl Cms {
     pub fn incr_by<I: AsRef<[u8]>>(&self, items: &[(I, u64)]) -> Result<()> {
         let guard = self.store.share(self.ns, &self.key);
         let layout = self.layout(&guard)?;
-        self.write_increments(&layout, items)
+        let slots = layout.item_slots(items.iter().map(|(item, _)| item.as_ref()));
+        self.write_increments(&layout, items, &slots)
     }
 
     /// Adds each `(item, increment)` and returns each item's estimate right after its own
@@ -162,8 +163,9 @@ impl Cms {
         let layout = self.layout(&guard)?;
         let db = self.store.db()?;
         let before = db.snapshot();
-        self.write_increments(&layout, items)?;
-        Ok(self.estimates_after(&layout, &before, items))
+        let slots = layout.item_slots(items.iter().map(|(item, _)| *item));
+        self.write_increments(&layout, items, &slots)?;
+        Ok(self.estimates_after(&layout, &before, items, &slots))
     }
 
     /// What `items` read after their increments were written (see
@@ -173,14 +175,18 @@ impl Cms {
         layout: &Layout,
         before: &rocksdb::SnapshotWithThreadMode<'_, rocksdb::DB>,
         items: &[(&[u8], u64)],
+        slots: &ItemSlots,
     ) -> Result<Vec<u32>> {
-        let pages = self.read_pages(layout, items.iter().map(|(i, _)| i.as_ref()))?;
-        let mut later: FastMap<(u32, u32), u64> = FastMap::default();
+        let pages = self.read_pages(layout, slots)?;
+        let mut later: FastMap<(u32, u32), u64> = FastMap::with_capacity_and_hasher(
+            items.len() * layout.params.depth as usize,
+            Default::default(),
+        );
         let mut estimates = vec![0; items.len()];
         let mut ambiguous = false;
-        for (estimate, (item, incr)) in estimates.iter_mut().zip(items).rev() {
+        for (i, (estimate, (_, incr))) in estimates.iter_mut().zip(items).enumerate().rev() {
             let mut min = u32::MAX;
-            for slot in layout.slots(item.as_ref()) {
+            for &slot in slots.of(i) {
                 let after = later.entry(slot).or_default();
                 let read = pages.cell(slot.0, slot.1);
                 ambiguous |= read == u32::MAX && *after > 0;
@@ -194,7 +200,7 @@ impl Cms {
         }
         let mut read_opts = ReadOptions::default();
         read_opts.set_snapshot(before);
-        let wanted = pages::pages_of(layout, items.iter().map(|(i, _)| *i));
+        let wanted = slots.pages();
         let earlier = self.read_page_set(layout, &wanted, Some(&read_opts))?;
         let mut cells: BTreeMap<u32, Vec<u32>> = wanted
             .iter()
@@ -207,11 +213,12 @@ impl Cms {
                 (*page, cells)
             })
             .collect();
-        for (estimate, (item, incr)) in estimates.iter_mut().zip(items) {
+        for (i, (estimate, (_, incr))) in estimates.iter_mut().zip(items).enumerate() {
             let add = saturate(*incr);
-            *estimate = layout
-                .slots(item.as_ref())
-                .map(|(page, offset)| {
+            *estimate = slots
+                .of(i)
+                .iter()
+                .map(|&(page, offset)| {
                     let cell = cells
                         .entry(page)
                         .or_default()
@@ -232,13 +239,14 @@ impl Cms {
     pub fn query<I: AsRef<[u8]>>(&self, items: &[I]) -> Result<Vec<u32>> {
         let guard = self.store.share(self.ns, &self.key);
         let layout = self.layout(&guard)?;
-        let pages = self.read_pages(&layout, items.iter().map(AsRef::as_ref))?;
-        Ok(items
-            .iter()
-            .map(|item| {
-                layout
-                    .slots(item.as_ref())
-                    .map(|(page, offset)| pages.cell(page, offset))
+        let slots = layout.item_slots(items.iter().map(AsRef::as_ref));
+        let pages = self.read_pages(&layout, &slots)?;
+        Ok((0..items.len())
+            .map(|i| {
+                slots
+                    .of(i)
+                    .iter()
+                    .map(|&(page, offset)| pages.cell(page, offset))
                     .min()
                     .unwrap_or(0)
             })
@@ -276,9 +284,14 @@ impl Cms {
     }
 
     /// The blind write: per page, one delta with the summed additions; one tally delta.
-    fn write_increments<I: AsRef<[u8]>>(&self, layout: &Layout, items: &[(I, u64)]) -> Result<()> {
+    fn write_increments<I: AsRef<[u8]>>(
+        &self,
+        layout: &Layout,
+        items: &[(I, u64)],
+        slots: &ItemSlots,
+    ) -> Result<()> {
         let mut batch = self.store.batch()?;
-        for (key, operand) in increment_operands(layout, items)? {
+        for (key, operand) in increment_operands(layout, items, slots)? {
             batch.merge_page(key, operand);
         }
         self.store.write(batch)
@@ -287,20 +300,22 @@ impl Cms {
 
 /// The `(page key, operand)` pairs of an increment: per page, one delta with the summed
 /// additions, sorted by page; then one tally delta with the summed increments.
-fn increment_operands<I: AsRef<[u8]>>(
+fn increment_operands<I>(
     layout: &Layout,
     items: &[(I, u64)],
+    slots: &ItemSlots,
 ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
     let mut adds: Vec<(u32, u32, u32)> =
         Vec::with_capacity(items.len() * layout.params.depth as usize);
     let mut count = 0u64;
-    for (item, incr) in items {
+    for (i, (_, incr)) in items.iter().enumerate() {
         count = count.wrapping_add(*incr);
         let add = saturate(*incr);
         adds.extend(
-            layout
-                .slots(item.as_ref())
-                .map(|(page, offset)| (page, offset, add)),
+            slots
+                .of(i)
+                .iter()
+                .map(|&(page, offset)| (page, offset, add)),
         );
     }
     adds.sort_unstable_by_key(|(page, offset, _)| (*page, *offset));

@@ -14,16 +14,17 @@ impl Cms {
     pub fn incr_by_rewriting_pages<I: AsRef<[u8]>>(&self, items: &[(I, u64)]) -> Result<()> {
         let guard = self.store.lock(self.ns, &self.key);
         let layout = self.layout(&guard)?;
-        let read = self.read_pages(&layout, items.iter().map(|(i, _)| i.as_ref()))?;
+        let slots = layout.item_slots(items.iter().map(|(item, _)| item.as_ref()));
+        let read = self.read_pages(&layout, &slots)?;
         let mut pages: std::collections::BTreeMap<u32, Vec<u32>> = read
             .0
             .iter()
             .filter_map(|(page, p)| Some((*page, p.as_counter()?.cells().to_vec())))
             .collect();
         let mut count = self.read_count(&layout, &ReadOptions::default())?;
-        for (item, incr) in items {
+        for (i, (_, incr)) in items.iter().enumerate() {
             count = count.wrapping_add(*incr);
-            for (page, offset) in layout.slots(item.as_ref()) {
+            for &(page, offset) in slots.of(i) {
                 let cells = pages
                     .entry(page)
                     .or_insert_with(|| vec![0; layout.page_len(page) as usize]);
@@ -53,8 +54,9 @@ impl Cms {
     ) -> Result<()> {
         let guard = self.store.share(self.ns, &self.key);
         let layout = self.layout(&guard)?;
+        let slots = layout.item_slots(items.iter().map(|(item, _)| item.as_ref()));
         let mut batch = self.store.batch()?;
-        for (mut key, operand) in increment_operands(&layout, items)? {
+        for (mut key, operand) in increment_operands(&layout, items, &slots)? {
             key.extend_from_slice(&seq.to_be_bytes());
             batch.put_page(key, operand);
         }

@@ -50,11 +50,46 @@ impl Layout {
         (0..shape.depth).map(move |row| shape.slot(item, row))
     }
 
+    /// Every item's counter slots, hashed once for all the uses of one call.
+    pub(super) fn item_slots<'a>(&self, items: impl Iterator<Item = &'a [u8]>) -> ItemSlots {
+        let depth = self.params.depth as usize;
+        let (lower, _) = items.size_hint();
+        let mut slots = Vec::with_capacity(lower.saturating_mul(depth));
+        for item in items {
+            slots.extend(self.slots(item));
+        }
+        ItemSlots { depth, slots }
+    }
+
     pub(super) fn page_key(&self, page: u32) -> Vec<u8> {
         keys::page_key(&self.prefix, 0, page)
     }
 
     pub(super) fn tally_key(&self) -> Vec<u8> {
         keys::page_key(&self.prefix, TALLY_SUB, 0)
+    }
+}
+
+/// The `(page, offset)` of each item's counter in each row, `depth` per item in order.
+pub(super) struct ItemSlots {
+    depth: usize,
+    slots: Vec<(u32, u32)>,
+}
+
+impl ItemSlots {
+    /// Item `i`'s slots, one per row.
+    pub(super) fn of(&self, i: usize) -> &[(u32, u32)] {
+        let start = i.saturating_mul(self.depth);
+        self.slots
+            .get(start..start.saturating_add(self.depth))
+            .unwrap_or(&[])
+    }
+
+    /// The pages the items touch, sorted, each once.
+    pub(super) fn pages(&self) -> Vec<u32> {
+        let mut pages: Vec<u32> = self.slots.iter().map(|(page, _)| *page).collect();
+        pages.sort_unstable();
+        pages.dedup();
+        pages
     }
 }

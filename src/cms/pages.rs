@@ -1,5 +1,6 @@
 //! Reading a sketch's counter pages: through the hot-page cache, or at a snapshot.
 
+use super::layout::ItemSlots;
 use super::{Cms, Layout};
 use crate::error::{Error, Result};
 use crate::store::wrong_kind;
@@ -24,24 +25,10 @@ impl Pages {
     }
 }
 
-/// The pages `items` touch, sorted, each once.
-pub(super) fn pages_of<'a>(layout: &Layout, items: impl Iterator<Item = &'a [u8]>) -> Vec<u32> {
-    let mut wanted: Vec<u32> = items
-        .flat_map(|item| layout.slots(item).map(|(p, _)| p).collect::<Vec<_>>())
-        .collect();
-    wanted.sort_unstable();
-    wanted.dedup();
-    wanted
-}
-
 impl Cms {
-    /// Reads and decodes the pages that `items` touch.
-    pub(super) fn read_pages<'a>(
-        &self,
-        layout: &Layout,
-        items: impl Iterator<Item = &'a [u8]>,
-    ) -> Result<Pages> {
-        self.read_page_set(layout, &pages_of(layout, items), None)
+    /// Reads and decodes the pages that the items of `slots` touch.
+    pub(super) fn read_pages(&self, layout: &Layout, slots: &ItemSlots) -> Result<Pages> {
+        self.read_page_set(layout, &slots.pages(), None)
     }
 
     /// Reads pages by number: through the hot-page cache, or from RocksDB with

@@ -119,7 +119,7 @@ impl Spec<SketchFn> {
 /// Rows found by name in any case, without allocating.
 pub struct Table<H> {
     rows: Vec<Spec<H>>,
-    index: FastMap<&'static str, usize>,
+    index: FastMap<&'static [u8], usize>,
 }
 
 impl<H> Table<H> {
@@ -127,7 +127,11 @@ impl<H> Table<H> {
     /// Names must be lower case and unique.
     pub fn new(rows: impl IntoIterator<Item = Spec<H>>) -> Table<H> {
         let rows: Vec<Spec<H>> = rows.into_iter().collect();
-        let index = rows.iter().enumerate().map(|(i, s)| (s.name, i)).collect();
+        let index = rows
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name.as_bytes(), i))
+            .collect();
         Table { rows, index }
     }
 
@@ -143,7 +147,7 @@ impl<H> Table<H> {
         for (l, c) in lower.iter_mut().zip(name) {
             *l = c.to_ascii_lowercase();
         }
-        self.index.get(std::str::from_utf8(lower).ok()?).copied()
+        self.index.get(&*lower).copied()
     }
 
     /// The row of the command a request names, in any case.

@@ -366,10 +366,10 @@ impl Server {
 
 /// I/O threads when none are configured: one per core but one, and at least one. The
 /// core left over runs RocksDB's WAL appends, flushes and compactions (and, on a small
-/// machine, the clients): on this project's 2-core machine one I/O thread answered more
-/// than two in every family measured (`BF.ADD -P 1` 41k/52k against 37k/30k,
-/// `BF.EXISTS -P 16 -c 64` 800k-858k against 669k-752k), since two I/O threads left
-/// nothing for the rest and split one hot key's batches in two.
+/// machine, the clients): on this project's 2-core machine one I/O thread answered
+/// every write family faster than two (`scripts/bench-serve 200000 threads`, figures in
+/// the README), since two I/O threads left nothing for the rest and split one hot key's
+/// batches in two.
 pub fn default_io_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).max(1))
 }

@@ -69,7 +69,9 @@ impl BitPage {
         let mut bits = Vec::new();
         for (w, chunk) in self.bytes.chunks(8).enumerate() {
             let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
+            for (w, b) in word.iter_mut().zip(chunk) {
+                *w = *b;
+            }
             let mut word = u64::from_le_bytes(word);
             while word != 0 {
                 bits.push(w as u32 * 64 + word.trailing_zeros());

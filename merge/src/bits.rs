@@ -69,8 +69,8 @@ impl BitPage {
         let mut bits = Vec::new();
         for (w, chunk) in self.bytes.chunks(8).enumerate() {
             let mut word = [0u8; 8];
-            for (w, b) in word.iter_mut().zip(chunk) {
-                *w = *b;
+            for (dst, src) in word.iter_mut().zip(chunk) {
+                *dst = *src;
             }
             let mut word = u64::from_le_bytes(word);
             while word != 0 {

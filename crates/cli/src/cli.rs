@@ -69,7 +69,7 @@ pub fn serve_args() -> Vec<Arg> {
         valued(
             "cache-mb",
             "MB",
-            "the hot-page cache; 0 turns it off [default: 64]",
+            "the hot-page cache; 0 turns it off [default: an eighth of memory, 64 to 4096]",
         ),
         valued(
             "max-successive-merges",

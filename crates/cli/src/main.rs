@@ -12,6 +12,7 @@ mod config_file;
 mod demo;
 mod inspect;
 mod logger;
+mod memory;
 mod progress;
 mod serve;
 

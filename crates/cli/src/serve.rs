@@ -51,8 +51,7 @@ pub fn run(cli: Args) -> Result<(), String> {
     };
     let dir = args.get("dir", "./rocksketch-data".to_owned())?;
     check_data_dir(std::path::Path::new(&dir))?;
-    let default_cache_mb = StoreOptions::default().page_cache_bytes >> 20;
-    let cache_mb: usize = args.get("cache-mb", default_cache_mb)?;
+    let cache_mb: usize = args.get("cache-mb", crate::memory::default_cache_mb())?;
     let options = StoreOptions {
         sync_writes: args.switch("sync"),
         max_successive_merges: args.get(
@@ -75,7 +74,7 @@ pub fn run(cli: Args) -> Result<(), String> {
         );
     }
     log::info!(
-        "rocksketch {} started: pid {}, data in {dir}, listening on {}",
+        "rocksketch {} started: pid {}, data in {dir}, listening on {}, page cache {cache_mb} MiB",
         env!("CARGO_PKG_VERSION"),
         std::process::id(),
         server.local_addr()

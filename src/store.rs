@@ -1,6 +1,7 @@
 //! The store: a RocksDB database with a `meta` and a `pages` column family, a metadata
 //! cache, striped key locks, and the generic key operations.
 
+mod backup;
 mod batch;
 mod cache;
 mod db;

@@ -5,6 +5,11 @@ use crate::error::{Error, Result};
 use std::path::Path;
 
 impl Store {
+    /// The database's directory.
+    pub fn path(&self) -> Result<std::path::PathBuf> {
+        Ok(self.db()?.path().to_path_buf())
+    }
+
     /// Makes a checkpoint of the database in `dir`, which must not exist (its parent
     /// must): RocksDB's consistent copy of one moment, its table files hard-linked when
     /// `dir` is on the database's file system (copied otherwise), taken without stopping

@@ -77,6 +77,11 @@ pub fn serve_args() -> Vec<Arg> {
             "merge operands RocksDB folds in the memtable",
         ),
         valued(
+            "backup-dir",
+            "DIR",
+            "where SAVE and BGSAVE put checkpoints [default: DIR/backups]",
+        ),
+        valued(
             "threads",
             "N",
             "I/O threads; 0 is one per core but one, at least one [default: 0]",

@@ -48,6 +48,7 @@ pub fn run(cli: Args) -> Result<(), String> {
         databases: args.get("databases", defaults.databases)?,
         enable_debug_command: args.switch("enable-debug-command"),
         threads: args.get("threads", defaults.threads)?,
+        backup_dir: args.string("backup-dir").map(std::path::PathBuf::from),
     };
     let dir = args.get("dir", "./rocksketch-data".to_owned())?;
     check_data_dir(std::path::Path::new(&dir))?;

@@ -75,6 +75,9 @@ pub struct ServerConfig {
     pub enable_debug_command: bool,
     /// I/O threads serving the connections; 0 means [`default_io_threads`].
     pub threads: usize,
+    /// Where `SAVE` and `BGSAVE` put their checkpoints; `None`: `backups` in the
+    /// store's directory.
+    pub backup_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for ServerConfig {
@@ -89,6 +92,7 @@ impl Default for ServerConfig {
             databases: 16,
             enable_debug_command: false,
             threads: 0,
+            backup_dir: None,
         }
     }
 }
@@ -176,8 +180,8 @@ pub(crate) struct Shared {
     /// `INFO commandstats`, by the command's position in the command table.
     command_stats: introspect::CommandStats,
     ops: ops_meter::OpsMeter,
-    /// When the memtables were last flushed (`LASTSAVE`, `SAVE`, `BGSAVE`).
-    flushes: persistence::FlushClock,
+    /// Checkpoints: `SAVE`, `BGSAVE`, `LASTSAVE`.
+    saves: persistence::Saves,
     cursors: Mutex<Cursors>,
     /// The keys connections `WATCH`.
     watches: watch::Watches,
@@ -243,7 +247,11 @@ impl Server {
         let listener = TcpListener::bind((config.bind.as_str(), config.port))?;
         let addr = listener.local_addr()?;
         let live = introspect::Live::new(&config, config.max_clients);
-        let flushes = persistence::FlushClock::new(&store);
+        let backup_dir = match &config.backup_dir {
+            Some(dir) => dir.clone(),
+            None => store.path().map_err(io::Error::other)?.join("backups"),
+        };
+        let saves = persistence::Saves::new(backup_dir);
         Ok(Server {
             listener,
             shared: Arc::new(Shared {
@@ -262,7 +270,7 @@ impl Server {
                 slowlog: introspect::SlowLog::default(),
                 command_stats: introspect::CommandStats::new(crate::table::COMMANDS.rows().len()),
                 ops: ops_meter::OpsMeter::default(),
-                flushes,
+                saves,
                 cursors: Mutex::new(Cursors::default()),
                 watches: watch::Watches::default(),
                 gate: Box::leak(Box::default()),
@@ -348,7 +356,6 @@ impl Server {
                 }
                 if cursor.is_none() {
                     pass_started = Instant::now();
-                    shared.flushes.watch(&shared.store);
                 }
                 // An error (say, a corrupt record) ends this pass; the next one retries.
                 cursor = match shared.store.sweep_expired(cursor.as_deref(), SWEEP_STEP) {

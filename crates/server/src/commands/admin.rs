@@ -44,15 +44,15 @@ pub(crate) fn module(_conn: &mut Connection, args: &mut Args) -> HostResult {
     }
 }
 
-/// `SAVE`: flushes the memtables to table files (every acknowledged write is already in
-/// the write-ahead log; the flush shortens what a restart replays).
+/// `SAVE`: makes a checkpoint of the store in the backup directory (see
+/// [`crate::persistence`]) before answering.
 pub(crate) fn save(conn: &mut Connection, args: &mut Args) -> HostResult {
     args.finish()?;
-    conn.shared.flushes.flush(&conn.shared.store)?;
+    conn.shared.saves.save(&conn.shared.store)?;
     Ok(Reply::ok())
 }
 
-/// `BGSAVE [SCHEDULE]`: the same flush on a thread of its own.
+/// `BGSAVE [SCHEDULE]`: the same checkpoint on a thread of its own.
 pub(crate) fn bgsave(conn: &mut Connection, args: &mut Args) -> HostResult {
     let schedule = match args.rest() {
         [] => false,
@@ -60,27 +60,27 @@ pub(crate) fn bgsave(conn: &mut Connection, args: &mut Args) -> HostResult {
         _ => return Err(err(SYNTAX)),
     };
     let shared = conn.shared.clone();
-    match shared.flushes.begin_background(schedule) {
+    match shared.saves.begin_background(schedule) {
         Begun::Start => {}
         Begun::Scheduled => return Ok(Reply::Simple("Background saving scheduled".to_owned())),
         Begun::Busy => return Err(err("ERR Background save already in progress")),
     }
     let started = std::thread::Builder::new()
         .name("bgsave".to_owned())
-        .spawn(move || shared.flushes.run_background(&shared.store));
+        .spawn(move || shared.saves.run_background(&shared.store));
     match started {
         Ok(_) => Ok(Reply::Simple("Background saving started".to_owned())),
         Err(e) => {
-            conn.shared.flushes.abandon_background();
+            conn.shared.saves.abandon_background();
             Err(Reply::Error(format!(
-                "ERR could not start the background flush: {e}"
+                "ERR could not start the background save: {e}"
             )))
         }
     }
 }
 
-/// `LASTSAVE`: Unix seconds of the last flush (ours or RocksDB's own).
+/// `LASTSAVE`: Unix seconds of the last successful save.
 pub(crate) fn lastsave(conn: &mut Connection, args: &mut Args) -> HostResult {
     args.finish()?;
-    Ok(Reply::Int(conn.shared.flushes.last() as i64))
+    Ok(Reply::Int(conn.shared.saves.last() as i64))
 }

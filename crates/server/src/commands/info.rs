@@ -149,18 +149,26 @@ fn memory(conn: &Connection, text: &mut String) {
 }
 
 fn persistence(conn: &Connection, text: &mut String) {
-    // Every acknowledged write is in RocksDB's write-ahead log; there are no snapshots.
-    // A "save" is a flush of the memtables (see `SAVE`).
-    let flushes = &conn.shared.flushes;
+    // Every acknowledged write is in RocksDB's write-ahead log; a save is a checkpoint
+    // (see `crate::persistence`).
+    let saves = &conn.shared.saves;
+    let newest = saves.newest();
     let _ = write!(
         text,
         "# Persistence\r\nloading:0\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\n\
-         rdb_last_bgsave_status:{}\r\naof_enabled:0\r\nrocksdb_wal:1\r\nrocksdb_memtables_unflushed:{}\r\nrocksdb_flush_pending:{}\r\n\
+         rdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_saves:{}\r\n\
+         checkpoint_dir:{}\r\ncheckpoint_latest:{}\r\ncheckpoint_sequence:{}\r\n\
+         aof_enabled:0\r\nrocksdb_wal:1\r\nrocksdb_memtables_unflushed:{}\r\nrocksdb_flush_pending:{}\r\n\
          rocksdb_running_flushes:{}\r\nrocksdb_running_compactions:{}\r\n\
          rocksdb_pending_compaction_bytes:{}\r\nrocksdb_background_errors:{}\r\n",
-        u8::from(flushes.background_running()),
-        flushes.last(),
-        if flushes.last_failed() { "err" } else { "ok" },
+        u8::from(saves.background_running()),
+        saves.last(),
+        if saves.last_failed() { "err" } else { "ok" },
+        newest.as_ref().map_or(-1, |s| s.took.as_secs() as i64),
+        saves.count(),
+        saves.dir().display(),
+        newest.as_ref().map_or_else(String::new, |s| s.path.display().to_string()),
+        newest.as_ref().map_or(0, |s| s.sequence),
         property(conn, "rocksdb.num-immutable-mem-table") + 1,
         property(conn, "rocksdb.mem-table-flush-pending"),
         property(conn, "rocksdb.num-running-flushes"),

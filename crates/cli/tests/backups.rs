@@ -214,6 +214,29 @@ fn a_save_that_cannot_be_written_answers_an_error() {
     );
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(info_field(&mut c, "rdb_last_bgsave_status"), "err");
-    // Nothing lost: the server goes on.
+    // Nothing lost: the server goes on, and a SHUTDOWN SAVE that cannot save does not
+    // stop it unless forced.
     assert_eq!(c.cmd(&["BF.EXISTS", "bf", "a"]), Value::Int(1));
+    assert_eq!(
+        c.cmd(&["SHUTDOWN", "SAVE"]),
+        Value::Error("ERR Errors trying to SHUTDOWN. Check logs.".into())
+    );
+    assert_eq!(c.cmd(&["BF.EXISTS", "bf", "a"]), Value::Int(1));
+    c.send(&[b"SHUTDOWN", b"SAVE", b"FORCE"]);
+    assert!(c.try_read().is_none(), "forced, it stops");
+}
+
+#[test]
+fn shutdown_save_leaves_a_backup() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let mut server = start(&data, &[]);
+    let mut c = Client::connect(server.addr);
+    assert_eq!(c.cmd(&["BF.ADD", "bf", "a"]), Value::Int(1));
+    c.send(&[b"SHUTDOWN", b"SAVE"]);
+    assert!(c.try_read().is_none());
+    assert!(server.child.wait().unwrap().success());
+    let copy = start(&data.join("backups/latest"), &[]);
+    let mut r = Client::connect(copy.addr);
+    assert_eq!(r.cmd(&["BF.EXISTS", "bf", "a"]), Value::Int(1));
 }

@@ -99,7 +99,14 @@ pub(crate) fn dispatch(conn: &mut Connection, request: &[Vec<u8>]) -> Outcome {
         Handler::Host(run) => run(conn, &mut args).unwrap_or_else(|reply| reply),
         Handler::Quit => return Outcome::Close(Reply::ok()),
         Handler::Shutdown => match shutdown_options(args.rest()) {
-            Ok(()) => return Outcome::Shutdown,
+            // `SAVE` makes a checkpoint first; one that fails stops the shutdown unless
+            // `FORCE` says to stop anyway, as Redis does.
+            Ok(Stop { save, force }) => {
+                if !save || conn.shared.saves.save(&conn.shared.store).is_ok() || force {
+                    return Outcome::Shutdown;
+                }
+                err("ERR Errors trying to SHUTDOWN. Check logs.")
+            }
             Err(reply) => reply,
         },
         // Run by the connection before dispatch; here only if it declined the request.
@@ -112,13 +119,14 @@ pub(crate) fn dispatch(conn: &mut Connection, request: &[Vec<u8>]) -> Outcome {
 /// `SHUTDOWN [NOSAVE | SAVE] [NOW] [FORCE] [ABORT]`: whether to stop. A shutdown here
 /// is never in progress (it starts and ends within the command), so `ABORT` has none to
 /// abort, as Redis answers when it has none.
-fn shutdown_options(options: &[Vec<u8>]) -> Result<(), Reply> {
-    let (mut save, mut nosave, mut abort) = (false, false, false);
+fn shutdown_options(options: &[Vec<u8>]) -> Result<Stop, Reply> {
+    let (mut save, mut nosave, mut abort, mut force) = (false, false, false, false);
     for option in options {
         match lower(option).as_str() {
             "save" => save = true,
             "nosave" => nosave = true,
-            "now" | "force" => {}
+            "force" => force = true,
+            "now" => {}
             "abort" => abort = true,
             _ => return Err(err(SYNTAX)),
         }
@@ -129,7 +137,13 @@ fn shutdown_options(options: &[Vec<u8>]) -> Result<(), Reply> {
     if abort {
         return Err(err("ERR No shutdown in progress."));
     }
-    Ok(())
+    Ok(Stop { save, force })
+}
+
+/// What `SHUTDOWN` was asked to do on its way.
+struct Stop {
+    save: bool,
+    force: bool,
 }
 
 impl Connection {

@@ -53,6 +53,9 @@ pub enum Error {
     TopK(TopKError),
     /// A Ribbon filter command error.
     Ribbon(RibbonError),
+    /// The store is a replica ([`crate::Store::set_replica`]): it takes the writes its
+    /// primary ships, none of its own.
+    ReadOnly,
 }
 
 impl fmt::Display for Error {
@@ -70,6 +73,7 @@ impl fmt::Display for Error {
             ),
             Error::Encode { what, source } => write!(f, "could not encode {what}: {source}"),
             Error::WrongType => f.write_str("the key holds another type of structure"),
+            Error::ReadOnly => f.write_str("a replica takes no writes of its own"),
             Error::InvalidArgument(msg) => write!(f, "invalid argument: {msg}"),
             Error::WrongArity(command) => {
                 write!(f, "wrong number of arguments for '{command}'")

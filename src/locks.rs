@@ -36,14 +36,32 @@ impl Default for KeyLocks {
 }
 
 impl KeyLocks {
-    fn stripe(&self, ns: u16, key: &[u8]) -> &RwLock<()> {
+    fn index(&self, ns: u16, key: &[u8]) -> usize {
         let h = rocksketch_merge::hash::murmur64a(key, u64::from(ns));
-        &self.stripes[(h % STRIPES as u64) as usize]
+        (h % STRIPES as u64) as usize
+    }
+
+    fn stripe(&self, ns: u16, key: &[u8]) -> &RwLock<()> {
+        &self.stripes[self.index(ns, key)]
     }
 
     /// Locks the stripe of `key` in namespace `ns` exclusively.
     pub fn exclusive(&self, ns: u16, key: &[u8]) -> Held<'_> {
         Held::Exclusive(self.stripe(ns, key).write())
+    }
+
+    /// Locks the stripes of all `keys` exclusively, each once, in the stripes' order (so
+    /// that two such calls never wait for each other crosswise). For a replica applying a
+    /// primary's batch, whose readers take one stripe at a time.
+    pub fn exclusive_many(&self, keys: &[(u16, &[u8])]) -> Vec<Held<'_>> {
+        let mut stripes: Vec<usize> = keys.iter().map(|(ns, key)| self.index(*ns, key)).collect();
+        stripes.sort_unstable();
+        stripes.dedup();
+        stripes
+            .into_iter()
+            .filter_map(|i| self.stripes.get(i))
+            .map(|stripe| Held::Exclusive(stripe.write()))
+            .collect()
     }
 
     /// Locks the stripe of `key` in namespace `ns` shared.

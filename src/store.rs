@@ -15,7 +15,9 @@ pub(crate) use options::open_db;
 mod pending;
 mod read;
 mod recover;
+mod replica;
 mod tables;
+mod wal;
 
 pub(crate) use batch::Batch;
 pub use db::Db;
@@ -80,6 +82,8 @@ struct Inner {
     cache: BoundedMap<Meta>,
     hints: BoundedMap<Arc<AtomicU64>>,
     last_version: AtomicU64,
+    /// A replica: writes only what [`Store::apply_replicated`] applies.
+    replica: std::sync::atomic::AtomicBool,
     write_opts: WriteOptions,
     page_cells: u32,
     combiners: Combiners,
@@ -169,6 +173,7 @@ impl Store {
                 cache: BoundedMap::new(options.meta_cache_entries),
                 hints: BoundedMap::new(options.meta_cache_entries.max(1)),
                 last_version: AtomicU64::new(0),
+                replica: Default::default(),
                 write_opts,
                 page_cells: options.page_bytes / 4,
                 combiners: Combiners::default(),

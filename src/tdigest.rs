@@ -240,7 +240,9 @@ impl TDigest {
         let mut digest = self.read_copy(&layout)?;
         let buffered = digest.needs_compress();
         let out = answer(&mut digest);
-        if buffered && !digest.needs_compress() {
+        // A replica stores only what its primary ships (the primary's own compress
+        // operands among it).
+        if buffered && !digest.needs_compress() && !self.store.is_replica() {
             self.write_compress(&layout)?;
         }
         drop(guard);

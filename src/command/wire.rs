@@ -39,6 +39,7 @@ impl From<&Error> for Reply {
                 "WRONGTYPE Operation against a key holding the wrong kind of value".to_owned()
             }
             Error::InvalidArgument(msg) => format!("ERR {msg}"),
+            Error::ReadOnly => "READONLY You can't write against a read only replica.".to_owned(),
             Error::WrongArity(command) => {
                 format!("ERR wrong number of arguments for '{command}' command")
             }

@@ -41,6 +41,9 @@ impl Store {
 
     /// Writes `batch` atomically; the hot-page cache follows it if it succeeds.
     pub(crate) fn write(&self, batch: Batch<'_>) -> Result<()> {
+        if self.is_replica() {
+            return Err(Error::ReadOnly);
+        }
         let hot = &self.inner.hot;
         hot.begin_writes(batch.pages.iter().map(|(key, _)| key.as_slice()));
         let written = batch.db.write_opt(batch.inner, &self.inner.write_opts);

@@ -11,6 +11,7 @@
     )
 )]
 
+pub mod batch;
 pub mod bits;
 pub mod bytes;
 pub mod counter;

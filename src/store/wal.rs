@@ -1,107 +1,21 @@
-//! The records of a RocksDB write batch, read from its bytes (`WriteBatch::data`): what
-//! a replica applying a primary's batch must tell its caches.
-//!
-//! ```text
-//! batch:  sequence u64 LE | count u32 LE | record*
-//! record: tag u8 | [column family varint32, for the *Cf tags] | varstring key | ...
-//!   Put, Merge: varstring value; RangeDelete: varstring end key; LogData: one varstring
-//! varstring: length varint32 | bytes
-//! ```
-//! (RocksDB's `db/write_batch.cc` and `db/dbformat.h`.) Any other tag is refused, so a
-//! batch this code does not understand is never applied half-understood.
+//! The records of a RocksDB write batch ([`rocksketch_merge::batch`]), with the
+//! store's error type.
 
 use crate::error::{Error, Result};
-
-/// One record of a batch (the column family is not kept: callers treat keys of
-/// either family alike).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Record<'a> {
-    Put(&'a [u8], &'a [u8]),
-    Merge(&'a [u8], &'a [u8]),
-    Delete(&'a [u8]),
-    DeleteRange(&'a [u8], &'a [u8]),
-}
-
-const HEADER: usize = 12;
+pub(crate) use rocksketch_merge::batch::Record;
 
 /// The first sequence number and the count of a batch's bytes.
 pub(crate) fn header(data: &[u8]) -> Result<(u64, u32)> {
-    let (seq, rest) = data
-        .split_first_chunk::<8>()
-        .ok_or_else(|| bad("short header"))?;
-    let (count, _) = rest
-        .split_first_chunk::<4>()
-        .ok_or_else(|| bad("short header"))?;
-    Ok((u64::from_le_bytes(*seq), u32::from_le_bytes(*count)))
+    rocksketch_merge::batch::header(data).map_err(storage)
 }
 
 /// Every record of a batch, checked against its count.
 pub(crate) fn records(data: &[u8]) -> Result<Vec<Record<'_>>> {
-    let (_, count) = header(data)?;
-    let mut input = data.get(HEADER..).unwrap_or_default();
-    let mut out = Vec::new();
-    while let Some((&tag, rest)) = input.split_first() {
-        input = rest;
-        let cf_tag = matches!(tag, 0x4..=0x6 | 0x8 | 0xE);
-        if cf_tag {
-            varint32(&mut input)?;
-        }
-        match tag {
-            0x1 | 0x5 => out.push(Record::Put(varstring(&mut input)?, varstring(&mut input)?)),
-            0x2 | 0x6 => out.push(Record::Merge(
-                varstring(&mut input)?,
-                varstring(&mut input)?,
-            )),
-            0x0 | 0x4 | 0x7 | 0x8 => out.push(Record::Delete(varstring(&mut input)?)),
-            0xF | 0xE => out.push(Record::DeleteRange(
-                varstring(&mut input)?,
-                varstring(&mut input)?,
-            )),
-            0x3 => {
-                varstring(&mut input)?; // log data: not a write
-            }
-            0xD => {} // no-op
-            other => {
-                return Err(bad(&format!(
-                    "record tag {other:#x} is not one this store writes"
-                )))
-            }
-        }
-    }
-    if out.len() != count as usize {
-        return Err(bad(&format!(
-            "{} records for a count of {count}",
-            out.len()
-        )));
-    }
-    Ok(out)
+    rocksketch_merge::batch::records(data).map_err(storage)
 }
 
-fn bad(what: &str) -> Error {
-    Error::Storage(format!("a replicated write batch cannot be read: {what}"))
-}
-
-fn varint32(input: &mut &[u8]) -> Result<u32> {
-    let mut value = 0u32;
-    for shift in (0..35).step_by(7) {
-        let (&byte, rest) = input.split_first().ok_or_else(|| bad("cut varint"))?;
-        *input = rest;
-        value |= u32::from(byte & 0x7f).checked_shl(shift).unwrap_or(0);
-        if byte & 0x80 == 0 {
-            return Ok(value);
-        }
-    }
-    Err(bad("varint past 32 bits"))
-}
-
-fn varstring<'a>(input: &mut &'a [u8]) -> Result<&'a [u8]> {
-    let len = varint32(input)? as usize;
-    if input.len() < len {
-        return Err(bad("cut string"));
-    }
-    let (bytes, rest) = input.split_at(len);
-    *input = rest;
-    Ok(bytes)
+fn storage(e: rocksketch_merge::batch::BadBatch) -> Error {
+    Error::Storage(e.to_string())
 }
 
 #[cfg(test)]
@@ -153,9 +67,9 @@ mod tests {
         wrong_count[8] = 3;
         assert!(records(&wrong_count).is_err());
         let mut unknown = data.clone();
-        unknown[HEADER] = 0x42;
+        unknown[12] = 0x42;
         assert!(records(&unknown).is_err());
-        let mut long_varint = data[..HEADER].to_vec();
+        let mut long_varint = data[..12].to_vec();
         long_varint.extend_from_slice(&[0x1, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]);
         assert!(records(&long_varint).is_err());
     }

@@ -8,6 +8,7 @@
 mod double;
 mod inbox;
 mod inline;
+pub mod stream;
 
 pub use inbox::{Inbox, Request};
 

@@ -16,6 +16,7 @@ mod pending;
 mod read;
 mod recover;
 mod replica;
+mod resync;
 mod tables;
 mod wal;
 
@@ -173,7 +174,7 @@ impl Store {
                 cache: BoundedMap::new(options.meta_cache_entries),
                 hints: BoundedMap::new(options.meta_cache_entries.max(1)),
                 last_version: AtomicU64::new(0),
-                replica: Default::default(),
+                replica: options.replica.into(),
                 write_opts,
                 page_cells: options.page_bytes / 4,
                 combiners: Combiners::default(),
@@ -181,7 +182,9 @@ impl Store {
                 abandoned: Default::default(),
             }),
         };
-        store.drop_abandoned_versions()?;
+        if !options.replica {
+            store.drop_abandoned_versions()?;
+        }
         Ok(store)
     }
 

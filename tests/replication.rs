@@ -23,7 +23,7 @@ fn run(store: &Store, words: &[&str]) -> Reply {
 /// Opens the replica's directory as a replica.
 fn open_replica(dir: &std::path::Path) -> Store {
     let replica = Store::open(dir, StoreOptions::default()).unwrap();
-    replica.set_replica(true);
+    replica.set_replica(true).unwrap();
     replica
 }
 

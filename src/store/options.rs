@@ -37,6 +37,20 @@ pub struct StoreOptions {
     /// The hot-page cache: decoded pages kept in memory, read without RocksDB and
     /// updated by every write (see the README). Default 64 MiB; 0 turns it off.
     pub page_cache_bytes: usize,
+    /// Open as a replica ([`crate::Store::set_replica`]): writes of its own are refused
+    /// from the start, and the pages of a multi-batch write a previous process left
+    /// unfinished are kept, since the primary's next batches finish or drop them (a
+    /// primary drops them at open). Default: off.
+    pub replica: bool,
+    /// How long write-ahead log files are kept after their writes are flushed, in
+    /// seconds, so that a replica that falls behind or reconnects resumes from the log
+    /// (RocksDB's `WAL_ttl_seconds`; checked every ten minutes at most). With both this
+    /// and [`StoreOptions::wal_keep_mb`] 0 (the default), only the live logs, the
+    /// writes since the last flush, can be shipped.
+    pub wal_keep_seconds: u64,
+    /// The most megabytes of flushed write-ahead logs kept (RocksDB's
+    /// `WAL_size_limit_MB`), oldest dropped first. Default 0.
+    pub wal_keep_mb: u64,
 }
 
 impl Default for StoreOptions {
@@ -49,6 +63,9 @@ impl Default for StoreOptions {
             write_buffer_bytes: 32 << 20,
             block_cache_bytes: 64 << 20,
             page_cache_bytes: 64 << 20,
+            replica: false,
+            wal_keep_seconds: 0,
+            wal_keep_mb: 0,
         }
     }
 }
@@ -96,6 +113,8 @@ pub(crate) fn open_db(
     db_opts.create_if_missing(true);
     db_opts.create_missing_column_families(true);
     db_opts.set_max_background_jobs(2);
+    db_opts.set_wal_ttl_seconds(options.wal_keep_seconds);
+    db_opts.set_wal_size_limit_mb(options.wal_keep_mb);
     let cfs = options.column_families(cache);
     if read_only {
         return Ok(DB::open_cf_descriptors_read_only(

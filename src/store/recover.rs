@@ -43,9 +43,9 @@ const DRAIN: Duration = Duration::from_secs(5);
 
 /// What the recovery thread needs to reopen the database, and its state.
 pub(crate) struct Watch {
-    dir: PathBuf,
-    options: StoreOptions,
-    cache: Cache,
+    pub(super) dir: PathBuf,
+    pub(super) options: StoreOptions,
+    pub(super) cache: Cache,
     state: Mutex<State>,
     wake: Condvar,
 }

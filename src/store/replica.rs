@@ -101,12 +101,17 @@ impl Store {
     /// query's compress operand) answer without storing it, so that the store holds
     /// exactly what its primary ships. `false` (a promotion) takes writes again, after
     /// forgetting the item counts kept to steer chain growth, which replicated writes
-    /// did not move: the first writes read them from the tallies.
-    pub fn set_replica(&self, replica: bool) {
-        if !replica {
-            self.inner.hints.clear();
+    /// did not move (the first writes read them from the tallies), and after dropping
+    /// the pages of any multi-batch write (a streamed `CMS.MERGE`) the old primary did
+    /// not finish, as a primary does when it opens.
+    pub fn set_replica(&self, replica: bool) -> Result<()> {
+        if replica {
+            self.inner.replica.store(true, Ordering::SeqCst);
+            return Ok(());
         }
-        self.inner.replica.store(replica, Ordering::SeqCst);
+        self.inner.hints.clear();
+        self.inner.replica.store(false, Ordering::SeqCst);
+        self.drop_abandoned_versions()
     }
 
     /// Whether this store is a replica ([`Store::set_replica`]).

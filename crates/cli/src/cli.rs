@@ -82,6 +82,22 @@ pub fn serve_args() -> Vec<Arg> {
             "where SAVE and BGSAVE put checkpoints [default: DIR/backups]",
         ),
         valued(
+            "replicaof",
+            "HOST:PORT",
+            "start as a replica of that primary (also \"HOST PORT\")",
+        ),
+        valued("masterauth", "SECRET", "the password sent to the primary"),
+        valued(
+            "repl-backlog-size",
+            "MB",
+            "flushed write-ahead logs kept for replicas to resume from [default: 0, the live logs only]",
+        ),
+        valued(
+            "repl-backlog-ttl",
+            "SECONDS",
+            "how long flushed write-ahead logs are kept for replicas [default: 0]",
+        ),
+        valued(
             "threads",
             "N",
             "I/O threads; 0 is one per core but one, at least one [default: 0]",

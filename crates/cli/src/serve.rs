@@ -49,6 +49,8 @@ pub fn run(cli: Args) -> Result<(), String> {
         enable_debug_command: args.switch("enable-debug-command"),
         threads: args.get("threads", defaults.threads)?,
         backup_dir: args.string("backup-dir").map(std::path::PathBuf::from),
+        replicaof: args.string("replicaof").map(parse_primary).transpose()?,
+        masterauth: args.string("masterauth").map(str::to_owned),
     };
     let dir = args.get("dir", "./rocksketch-data".to_owned())?;
     check_data_dir(std::path::Path::new(&dir))?;
@@ -62,6 +64,9 @@ pub fn run(cli: Args) -> Result<(), String> {
         page_cache_bytes: cache_mb
             .checked_mul(1 << 20)
             .ok_or_else(|| format!("--cache-mb {cache_mb} is too large"))?,
+        replica: config.replicaof.is_some(),
+        wal_keep_mb: args.get("repl-backlog-size", 0)?,
+        wal_keep_seconds: args.get("repl-backlog-ttl", 0)?,
         ..StoreOptions::default()
     };
     let store = Store::open(&dir, options).map_err(|e| format!("opening {dir}: {e}"))?;
@@ -137,4 +142,18 @@ fn check_data_dir(dir: &std::path::Path) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// `HOST:PORT` or `HOST PORT` (as redis.conf writes `replicaof`).
+fn parse_primary(text: &str) -> Result<(String, u16), String> {
+    let (host, port) = text
+        .trim()
+        .rsplit_once([' ', ':'])
+        .ok_or_else(|| format!("--replicaof {text}: expected HOST:PORT"))?;
+    let port = port
+        .parse::<u16>()
+        .ok()
+        .filter(|p| *p > 0)
+        .ok_or_else(|| format!("--replicaof {text}: bad port"))?;
+    Ok((host.trim().to_owned(), port))
 }

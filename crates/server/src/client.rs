@@ -38,6 +38,10 @@ pub(crate) enum Turn {
     Busy,
     /// The connection must close.
     Close,
+    /// Parked by `WAIT`: look again shortly, whatever the socket does.
+    Waiting,
+    /// Hand the socket over to a replica's feed ([`Client::take_feed`]).
+    Handoff,
 }
 
 /// A connection served by a worker.
@@ -202,7 +206,12 @@ impl Client {
             }
         }
         if !blocked && !self.closing {
-            self.run_slice();
+            if self.conn.is_parked() && self.conn.resume(&mut self.output) == Some(true) {
+                self.closing = true;
+            }
+            if !self.conn.is_parked() && !self.closing {
+                self.run_slice();
+            }
             if !self.flush() {
                 return Turn::Close;
             }
@@ -216,11 +225,15 @@ impl Client {
         }
         self.check_query_limit();
         let pending = self.sent < self.output.len();
+        if self.closing && !pending && self.conn.handoff.is_some() {
+            return Turn::Handoff;
+        }
         if self.closing && !pending {
             return self.start_linger(registry, chunk);
         }
+        let parked = !self.closing && self.conn.is_parked();
         let more = !self.closing && !pending && (self.unread || self.conn.inbox.queued() > 0);
-        if self.eof && !pending && !more {
+        if self.eof && !pending && !more && !parked {
             // Everything complete the client sent has run and been answered.
             return Turn::Close;
         }
@@ -230,9 +243,27 @@ impl Client {
         }
         if more {
             Turn::Busy
+        } else if parked {
+            Turn::Waiting
         } else {
             Turn::Idle
         }
+    }
+
+    /// The socket and what `PSYNC` asked, for a replica's feed (`Turn::Handoff`). The
+    /// socket is a duplicate of this client's descriptor: the caller deregisters and
+    /// drops the client, the duplicate keeps the connection.
+    pub(super) fn take_feed(
+        &mut self,
+    ) -> Option<(
+        std::net::TcpStream,
+        crate::replication::Handoff,
+        Arc<Shared>,
+    )> {
+        use std::os::fd::AsFd;
+        let fd = self.stream.as_fd().try_clone_to_owned().ok()?;
+        let handoff = self.conn.handoff.take()?;
+        Some((fd.into(), handoff, self.conn.shared.clone()))
     }
 
     /// Closing with input still arriving (a protocol error, a request past a limit, a

@@ -34,6 +34,18 @@ pub(crate) struct Connection {
     pub(crate) transaction: Option<Transaction>,
     /// The keys this connection `WATCH`es.
     pub(crate) watched: super::watch::Watched,
+    /// A `WAIT` in progress, and the requests parsed after it, run once it is over.
+    parked: Option<Parked>,
+    /// The port a replica said it listens on (`REPLCONF listening-port`).
+    pub(crate) replica_port: u16,
+    /// Set by `PSYNC`: the connection is handed over to a replica's feed.
+    pub(crate) handoff: Option<crate::replication::Handoff>,
+}
+
+/// A client parked by `WAIT`.
+struct Parked {
+    wait: crate::replication::Wait,
+    rest: Vec<Request>,
 }
 
 impl Drop for Connection {
@@ -66,6 +78,9 @@ impl Connection {
             inbox: Inbox::new(limits),
             transaction: None,
             watched: Default::default(),
+            parked: None,
+            replica_port: 0,
+            handoff: None,
         }
     }
 
@@ -102,7 +117,7 @@ impl Connection {
     /// caller runs them with other connections' requests of the same key. Otherwise
     /// the inbox is left as it was, for [`Connection::run_requests`].
     pub(crate) fn whole_batch(&mut self) -> Option<(BatchKey, Vec<Request>)> {
-        if !self.authenticated || self.transaction.is_some() {
+        if !self.authenticated || self.transaction.is_some() || self.parked.is_some() {
             return None;
         }
         self.parse_ahead();
@@ -123,6 +138,9 @@ impl Connection {
     /// and closes the connection.
     pub(crate) fn run_requests(&mut self, output: &mut Vec<u8>) -> bool {
         for _ in 0..MAX_RUN {
+            if self.parked.is_some() {
+                return false;
+            }
             let one_only = !self.authenticated;
             self.parse_ahead();
             let requests = self.inbox.take(MAX_RUN);
@@ -182,6 +200,17 @@ impl Connection {
                     self.shared.begin_shutdown();
                     return true;
                 }
+                Ok(Some(Outcome::Wait(wait))) => {
+                    self.parked = Some(Parked {
+                        wait,
+                        rest: requests[at + run..].to_vec(),
+                    });
+                    return false;
+                }
+                Ok(Some(Outcome::Handoff(handoff))) => {
+                    self.handoff = Some(handoff);
+                    return true;
+                }
                 Err(_) => {
                     // The panic was printed by the panic hook. The command's state is
                     // unknown: answer, and close this connection only.
@@ -229,6 +258,20 @@ impl Connection {
             }
             other => (Some(other), 0),
         }
+    }
+
+    /// Whether a `WAIT` holds the connection.
+    pub(crate) fn is_parked(&self) -> bool {
+        self.parked.is_some()
+    }
+
+    /// Answers a parked `WAIT` once it is over and runs the requests that came after
+    /// it: `None` while it still waits, else whether the connection must close.
+    pub(crate) fn resume(&mut self, output: &mut Vec<u8>) -> Option<bool> {
+        let count = self.parked.as_ref()?.wait.poll(&self.shared.replication)?;
+        let rest = self.parked.take().map(|p| p.rest).unwrap_or_default();
+        resp::encode(&Reply::Int(count), self.protocol, output);
+        Some(self.run_parsed(&rest, output))
     }
 
     /// Counts a run of one command in `INFO commandstats` (and, for a key read, the

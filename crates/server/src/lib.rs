@@ -35,6 +35,7 @@ mod introspect;
 mod multi;
 mod ops_meter;
 mod persistence;
+mod replication;
 mod table;
 mod together;
 mod watch;
@@ -78,6 +79,11 @@ pub struct ServerConfig {
     /// Where `SAVE` and `BGSAVE` put their checkpoints; `None`: `backups` in the
     /// store's directory.
     pub backup_dir: Option<std::path::PathBuf>,
+    /// The primary to follow from the start (`replicaof host port`); the store should
+    /// be opened with [`rocksketch::StoreOptions::replica`].
+    pub replicaof: Option<(String, u16)>,
+    /// The password sent to the primary (`masterauth`).
+    pub masterauth: Option<String>,
 }
 
 impl Default for ServerConfig {
@@ -93,6 +99,8 @@ impl Default for ServerConfig {
             enable_debug_command: false,
             threads: 0,
             backup_dir: None,
+            replicaof: None,
+            masterauth: None,
         }
     }
 }
@@ -182,6 +190,8 @@ pub(crate) struct Shared {
     ops: ops_meter::OpsMeter,
     /// Checkpoints: `SAVE`, `BGSAVE`, `LASTSAVE`.
     saves: persistence::Saves,
+    /// Replication: the primary followed, the replicas fed.
+    replication: replication::Replication,
     cursors: Mutex<Cursors>,
     /// The keys connections `WATCH`.
     watches: watch::Watches,
@@ -252,6 +262,7 @@ impl Server {
             None => store.path().map_err(io::Error::other)?.join("backups"),
         };
         let saves = persistence::Saves::new(backup_dir);
+        let replication = replication::Replication::new(&store, config.masterauth.clone())?;
         Ok(Server {
             listener,
             shared: Arc::new(Shared {
@@ -271,6 +282,7 @@ impl Server {
                 command_stats: introspect::CommandStats::new(crate::table::COMMANDS.rows().len()),
                 ops: ops_meter::OpsMeter::default(),
                 saves,
+                replication,
                 cursors: Mutex::new(Cursors::default()),
                 watches: watch::Watches::default(),
                 gate: Box::leak(Box::default()),
@@ -301,6 +313,9 @@ impl Server {
     pub fn run(self) -> rocksketch::Result<()> {
         let mut workers = worker::Workers::start(&self.shared, self.shared.config.threads)?;
         let sweeper = self.start_sweeper();
+        if let Some((host, port)) = self.shared.config.replicaof.clone() {
+            replication::Replication::follow(&self.shared, host, port);
+        }
         for stream in self.listener.incoming() {
             if self.shared.is_shutting_down() {
                 break;
@@ -325,6 +340,8 @@ impl Server {
             "shutting down: closing {} connections",
             self.shared.clients.lock().len()
         );
+        // The follower stops (a batch being applied is applied whole), the feeds end.
+        self.shared.replication.stop();
         // Each I/O thread closes its connections as it stops.
         workers.join();
         if let Some(sweeper) = sweeper {

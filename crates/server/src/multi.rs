@@ -130,9 +130,11 @@ impl Connection {
             replies.push(match outcome {
                 Ok(Outcome::Reply(reply) | Outcome::Close(reply)) => reply,
                 // `SHUTDOWN` is refused at queueing; kept for completeness.
-                Ok(Outcome::Shutdown) => {
+                Ok(Outcome::Shutdown | Outcome::Handoff(_)) => {
                     Reply::Error("ERR Command not allowed inside a transaction".to_owned())
                 }
+                // Inside a transaction, `WAIT` answers at once, as Redis's does.
+                Ok(Outcome::Wait(wait)) => Reply::Int(wait.now(&shared.replication)),
                 Err(_) => Reply::Error(PANICKED.to_owned()),
             });
         }

@@ -26,6 +26,10 @@ pub(crate) enum Handler {
     Shutdown,
     /// `MULTI`, `EXEC`, `DISCARD`: the connection's transaction protocol.
     Transaction,
+    /// `WAIT`: parks the client until replicas acknowledge.
+    Wait,
+    /// `PSYNC`, `SYNC`: the connection becomes a replica's feed.
+    Psync,
 }
 
 /// A row of the host's table.
@@ -149,6 +153,37 @@ const HOST_ROWS: &[Spec] = &[
         NONE,
         host::slowlog,
     ),
+    host(
+        "replicaof",
+        3,
+        &["admin", "noscript", "stale"],
+        NONE,
+        host::replicaof,
+    ),
+    host(
+        "slaveof",
+        3,
+        &["admin", "noscript", "stale"],
+        NONE,
+        host::replicaof,
+    ),
+    host(
+        "role",
+        1,
+        &["noscript", "loading", "stale", "fast"],
+        NONE,
+        host::role,
+    ),
+    spec("wait", 3, &["noscript"], NONE, Handler::Wait),
+    host(
+        "replconf",
+        -1,
+        &["admin", "noscript", "loading", "stale"],
+        NONE,
+        host::replconf,
+    ),
+    spec("psync", -3, &["admin", "noscript"], NONE, Handler::Psync),
+    spec("sync", 1, &["admin", "noscript"], NONE, Handler::Psync),
     spec(
         "multi",
         1,

@@ -16,6 +16,7 @@ use super::client::{Client, Turn};
 use super::together;
 use super::Shared;
 use crate::fast::{FastMap, FastSet};
+use crate::replication;
 use mio::{Events, Poll, Token, Waker};
 use parking_lot::Mutex;
 use std::io::{self, ErrorKind};
@@ -27,6 +28,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 const WAKER: Token = Token(usize::MAX);
+
+/// How often clients parked by `WAIT` are looked at.
+const WAIT_TICK: Duration = Duration::from_millis(1);
 
 /// Bytes read from a socket at a time.
 const READ_CHUNK: usize = 16 << 10;
@@ -157,12 +161,16 @@ fn run(
     let mut seen: FastSet<Token> = FastSet::default();
     // Connections that answered and shut for writing, dropping what still arrives.
     let mut lingering: FastSet<Token> = FastSet::default();
+    // Clients parked by `WAIT`, looked at every millisecond.
+    let mut waiting: Vec<Token> = Vec::new();
     while !shared.is_shutting_down() {
         // With clients still owed a slice, only look for events, do not wait for them.
-        let timeout = if busy.is_empty() {
-            Duration::from_millis(200)
-        } else {
+        let timeout = if !busy.is_empty() {
             Duration::ZERO
+        } else if !waiting.is_empty() {
+            WAIT_TICK
+        } else {
+            Duration::from_millis(200)
         };
         if let Err(e) = poll.poll(&mut events, Some(timeout)) {
             if e.kind() == ErrorKind::Interrupted {
@@ -172,7 +180,7 @@ fn run(
         }
         ready.clear();
         seen.clear();
-        for token in busy.drain(..) {
+        for token in busy.drain(..).chain(waiting.drain(..)) {
             if seen.insert(token) {
                 ready.push(token);
             }
@@ -217,6 +225,18 @@ fn run(
             match turn {
                 Turn::Idle => {}
                 Turn::Busy => busy.push(token),
+                Turn::Waiting => waiting.push(token),
+                Turn::Handoff => {
+                    if let Some(mut client) = clients.remove(&token) {
+                        let _ = poll.registry().deregister(&mut client.stream);
+                        if let Some((stream, handoff, shared)) = client.take_feed() {
+                            let feed = move || replication::serve_replica(shared, stream, handoff);
+                            let _ = std::thread::Builder::new()
+                                .name("replica-feed".to_owned())
+                                .spawn(feed);
+                        }
+                    }
+                }
                 Turn::Linger => {
                     lingering.insert(token);
                 }

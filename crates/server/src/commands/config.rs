@@ -27,6 +27,10 @@ const PARAMETERS: &[&str] = &[
     "appendonly",
     "maxmemory",
     "maxmemory-policy",
+    "replicaof",
+    "masterauth",
+    "replica-read-only",
+    "repl-timeout",
 ];
 
 /// A parameter's current value.
@@ -54,6 +58,14 @@ fn value(conn: &Connection, name: &str) -> String {
         "save" => String::new(),
         "appendonly" => "no".to_owned(),
         "maxmemory-policy" => "noeviction".to_owned(),
+        "replicaof" => shared
+            .replication
+            .primary()
+            .map(|(host, port, _)| format!("{host} {port}"))
+            .unwrap_or_default(),
+        "masterauth" => shared.replication.masterauth().unwrap_or_default(),
+        "replica-read-only" => "yes".to_owned(),
+        "repl-timeout" => crate::replication::REPL_TIMEOUT.as_secs().to_string(),
         _ => String::new(),
     }
 }
@@ -141,6 +153,17 @@ fn check_set(name: &str, value: String) -> Result<Apply, String> {
     };
     Ok(match name {
         "requirepass" => Box::new(move |c: &Connection| c.shared.live.set_requirepass(&value)),
+        "masterauth" => Box::new(move |c: &Connection| c.shared.replication.set_masterauth(&value)),
+        // A replica holds exactly its primary's log: a write of its own would take a
+        // sequence number the primary gives to another write.
+        "replica-read-only" if value.eq_ignore_ascii_case("yes") => Box::new(|_: &Connection| {}),
+        "replica-read-only" => {
+            return Err(
+                "writable replicas are not supported: a replica applies its primary's \
+                 write-ahead log, and a write of its own would diverge from it"
+                    .to_owned(),
+            )
+        }
         "maxclients" => {
             let n = number(&value)?;
             let n = usize::try_from(n)

@@ -38,9 +38,7 @@ pub(crate) fn info(conn: &mut Connection, args: &mut Args) -> HostResult {
         ("memory", memory),
         ("persistence", persistence),
         ("stats", stats),
-        ("replication", |_, t| {
-            t.push_str("# Replication\r\nrole:master\r\nconnected_slaves:0\r\n")
-        }),
+        ("replication", super::replication::info_section),
         // As Redis Stack prints it: clients find RedisBloom, and its version, here.
         ("modules", |_, t| {
             let _ = write!(

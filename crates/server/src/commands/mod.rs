@@ -18,6 +18,7 @@ mod connection;
 mod info;
 mod keyspace;
 mod listing;
+mod replication;
 
 use connection::{bloom_module, REDIS_VERSION};
 
@@ -33,6 +34,7 @@ pub(crate) mod host {
         dbsize, del, exists, expire, flush, key_type, keys, persist, scan, ttl,
     };
     pub(crate) use super::listing::command;
+    pub(crate) use super::replication::{replconf, replicaof, role};
 }
 
 /// A host command's reply, or its error reply.
@@ -45,7 +47,14 @@ pub(crate) enum Outcome {
     Close(Reply),
     /// Close the connection and stop the server (`SHUTDOWN`).
     Shutdown,
+    /// Park the client until the wait is over (`WAIT`), running nothing more of it.
+    Wait(crate::replication::Wait),
+    /// Hand the connection over to a replica's feed (`PSYNC`).
+    Handoff(crate::replication::Handoff),
 }
+
+/// What a replica answers to a write command of a client.
+const READONLY: &str = "READONLY You can't write against a read only replica.";
 
 fn lower(arg: &[u8]) -> String {
     String::from_utf8_lossy(arg).to_ascii_lowercase()
@@ -93,6 +102,9 @@ pub(crate) fn dispatch(conn: &mut Connection, request: &[Vec<u8>]) -> Outcome {
         Ok(spec) => spec,
         Err(reply) => return Outcome::Reply(reply),
     };
+    if spec.flags.contains(&"write") && conn.shared.store.is_replica() {
+        return Outcome::Reply(err(READONLY));
+    }
     let mut args = Args::new(spec.name, request);
     Outcome::Reply(match spec.handler {
         Handler::Sketch(run) => command::reply(run(&conn.ns(), &mut args)),
@@ -107,6 +119,14 @@ pub(crate) fn dispatch(conn: &mut Connection, request: &[Vec<u8>]) -> Outcome {
                 }
                 err("ERR Errors trying to SHUTDOWN. Check logs.")
             }
+            Err(reply) => reply,
+        },
+        Handler::Wait => match replication::wait(conn, &mut args) {
+            Ok(wait) => return Outcome::Wait(wait),
+            Err(reply) => reply,
+        },
+        Handler::Psync => match replication::psync(conn, request) {
+            Ok(handoff) => return Outcome::Handoff(handoff),
             Err(reply) => reply,
         },
         // Run by the connection before dispatch; here only if it declined the request.

@@ -1,0 +1,194 @@
+//! Replication: a replica follows its primary by applying the primary's write-ahead log,
+//! batch by batch (`Store::updates_since` on the primary, `Store::apply_replicated` on
+//! the replica), not by running commands again. RocksDB's sequence numbers are the
+//! replication offset: a replica that applied the same batches in the same order holds
+//! the same records at the same sequence.
+//!
+//! A replica connects as Redis's do (`AUTH` with `masterauth`, `REPLCONF
+//! listening-port`, `PSYNC <replid> <offset>`). The primary answers `+CONTINUE` when its
+//! log still reaches back to the offset and the replication id is its own (or the one
+//! it took over on promotion, up to where it took over), and streams batches from
+//! there; otherwise `+FULLRESYNC`: it streams a checkpoint's files, the replica swaps
+//! its database for them and asks again, from the checkpoint's sequence. See
+//! `rocksketch_resp::stream` for the frames, `feed.rs` for the primary's side and `follow.rs` for the replica's.
+//!
+//! The backlog is the write-ahead log on disk (kept for `repl-backlog-ttl` seconds and
+//! up to `repl-backlog-size`), so a lagging replica costs the primary no memory; each
+//! replica is fed by a thread of its own that never holds up the primary's writes (a
+//! replica that stops reading is dropped after `repl-timeout`).
+
+mod feed;
+mod follow;
+mod ids;
+
+pub(crate) use feed::{serve_replica, Handoff};
+pub(crate) use ids::Ids;
+
+use crate::Shared;
+use follow::Follower;
+use parking_lot::Mutex;
+use rocksketch::Store;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long a link may stay silent (a replica that stops reading, a primary that stops
+/// sending even its pings) before it is dropped: Redis's `repl-timeout`.
+pub(crate) const REPL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// This server's part in replication.
+pub(crate) struct Replication {
+    /// The store's directory: the replication state file, and checkpoints for syncs.
+    dir: PathBuf,
+    ids: Mutex<Ids>,
+    /// The primary followed, if this server is a replica.
+    follower: Mutex<Option<Follower>>,
+    masterauth: Mutex<Option<String>>,
+    /// The replicas fed from here.
+    peers: Mutex<Vec<Arc<feed::Peer>>>,
+    /// Changes when this server's history is replaced (a full sync): feeds of the old
+    /// history stop.
+    epoch: AtomicU64,
+    pub(crate) full_syncs: AtomicU64,
+    pub(crate) partial_ok: AtomicU64,
+    pub(crate) partial_err: AtomicU64,
+}
+
+impl Replication {
+    pub(crate) fn new(store: &Store, masterauth: Option<String>) -> std::io::Result<Replication> {
+        let dir = store.path().map_err(std::io::Error::other)?;
+        let latest = store.latest_sequence().unwrap_or(0);
+        let ids = Ids::load(&dir, store.is_replica(), latest);
+        ids.save(&dir);
+        feed::remove_stale_checkpoints(&dir);
+        Ok(Replication {
+            dir,
+            ids: Mutex::new(ids),
+            follower: Mutex::new(None),
+            masterauth: Mutex::new(masterauth),
+            peers: Mutex::new(Vec::new()),
+            epoch: AtomicU64::new(0),
+            full_syncs: AtomicU64::new(0),
+            partial_ok: AtomicU64::new(0),
+            partial_err: AtomicU64::new(0),
+        })
+    }
+
+    pub(crate) fn ids(&self) -> Ids {
+        self.ids.lock().clone()
+    }
+
+    fn set_ids(&self, ids: Ids) {
+        ids.save(&self.dir);
+        *self.ids.lock() = ids;
+    }
+
+    pub(crate) fn masterauth(&self) -> Option<String> {
+        self.masterauth.lock().clone()
+    }
+
+    pub(crate) fn set_masterauth(&self, password: &str) {
+        *self.masterauth.lock() = (!password.is_empty()).then(|| password.to_owned());
+    }
+
+    /// The primary followed: host, port and the link's state.
+    pub(crate) fn primary(&self) -> Option<(String, u16, Arc<follow::Link>)> {
+        let follower = self.follower.lock();
+        follower
+            .as_ref()
+            .map(|f| (f.host.clone(), f.port, f.link.clone()))
+    }
+
+    /// Follows `host:port` from now on (`REPLICAOF host port`): own writes are refused,
+    /// a follower thread syncs and applies what the primary ships.
+    pub(crate) fn follow(shared: &Arc<Shared>, host: String, port: u16) {
+        let rep = &shared.replication;
+        let mut follower = rep.follower.lock();
+        if let Some(old) = follower.take() {
+            old.stop();
+        }
+        let _ = shared.store.set_replica(true);
+        log::info!("replicating from {host}:{port}");
+        *follower = Some(Follower::start(shared.clone(), host, port));
+    }
+
+    /// Stops following and takes writes (`REPLICAOF NO ONE`): a new replication id,
+    /// the old one kept as the second, up to the offset reached, so that the old
+    /// primary's other replicas can continue from here.
+    pub(crate) fn promote(shared: &Shared) -> rocksketch::Result<()> {
+        let rep = &shared.replication;
+        let mut follower = rep.follower.lock();
+        let Some(old) = follower.take() else {
+            return Ok(());
+        };
+        old.stop();
+        shared.store.set_replica(false)?;
+        let offset = shared.store.latest_sequence()?;
+        rep.set_ids(rep.ids().promoted(offset));
+        log::info!("promoted to primary at offset {offset}");
+        Ok(())
+    }
+
+    /// Stops the follower, if any (the server is shutting down).
+    pub(crate) fn stop(&self) {
+        if let Some(old) = self.follower.lock().take() {
+            old.stop();
+        }
+        for peer in self.peers.lock().iter() {
+            peer.close();
+        }
+    }
+
+    /// Ends the feeds of this server's replicas: its history was replaced.
+    fn new_epoch(&self) {
+        self.epoch.fetch_add(1, Ordering::SeqCst);
+        for peer in self.peers.lock().iter() {
+            peer.close();
+        }
+    }
+
+    /// The replicas fed from here now.
+    pub(crate) fn peers(&self) -> Vec<Arc<feed::Peer>> {
+        self.peers.lock().clone()
+    }
+
+    /// How many replicas acknowledged every write up to `offset`.
+    pub(crate) fn acked(&self, offset: u64) -> usize {
+        self.peers
+            .lock()
+            .iter()
+            .filter(|p| p.acked() >= offset)
+            .count()
+    }
+}
+
+/// A `WAIT` in progress: its client is parked until enough replicas acknowledged the
+/// writes made before it, or its time is up.
+pub(crate) struct Wait {
+    offset: u64,
+    needed: usize,
+    deadline: Option<Instant>,
+}
+
+impl Wait {
+    pub(crate) fn new(offset: u64, needed: usize, timeout: Option<Duration>) -> Wait {
+        Wait {
+            offset,
+            needed,
+            deadline: timeout.map(|t| Instant::now() + t),
+        }
+    }
+
+    /// The reply, once the wait is over: the number of replicas that acknowledged.
+    pub(crate) fn poll(&self, rep: &Replication) -> Option<i64> {
+        let acked = rep.acked(self.offset);
+        let over = acked >= self.needed || self.deadline.is_some_and(|d| Instant::now() >= d);
+        over.then_some(acked as i64)
+    }
+
+    /// The reply now, without waiting (`WAIT` inside `MULTI`).
+    pub(crate) fn now(&self, rep: &Replication) -> i64 {
+        rep.acked(self.offset) as i64
+    }
+}

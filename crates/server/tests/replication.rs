@@ -1,0 +1,429 @@
+//! Replication over loopback, servers in this process: a replica and a replica of it
+//! converge to the primary's answers for every structure under concurrent writers; a
+//! replica refuses writes; `ROLE`, `INFO replication` and `WAIT` answer as Redis's; a
+//! restarted replica continues with a partial sync, or takes a full one when the
+//! primary's log no longer reaches back; wrong passwords and hostile primaries leave
+//! the link down with a clear error and the replica's data intact.
+
+#[path = "common/resp_client.rs"]
+mod resp_client;
+
+use resp_client::{ok, Client, TestServer, Value};
+use rocksketch_server::ServerConfig;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpListener};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn start(dir: &Path) -> TestServer {
+    TestServer::start(dir, ServerConfig::default())
+}
+
+fn follow(replica: &TestServer, primary: SocketAddr) {
+    let port = primary.port().to_string();
+    assert_eq!(
+        replica.client().cmd(&["REPLICAOF", "127.0.0.1", &port]),
+        ok()
+    );
+}
+
+fn info_field(c: &mut Client, field: &str) -> String {
+    let Value::Bulk(text) = c.cmd(&["INFO", "replication"]) else {
+        panic!("INFO is a bulk string");
+    };
+    let text = String::from_utf8(text).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn offset(server: &TestServer) -> String {
+    info_field(&mut server.client(), "master_repl_offset")
+}
+
+/// Waits until `replica` holds every write `primary` has.
+fn caught_up(primary: &TestServer, replica: &TestServer) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (want, have) = (offset(primary), offset(replica));
+        if want == have {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "replica at {have}, primary at {want}; {:?}",
+            replica.client().cmd(&["INFO", "replication"])
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+const KEYS: &[&str] = &["bf", "cf", "cms", "cms2", "tk", "td"];
+
+fn create(c: &mut Client) {
+    c.cmd(&["BF.RESERVE", "bf", "0.01", "500", "EXPANSION", "2"]);
+    c.cmd(&["CF.RESERVE", "cf", "500"]);
+    c.cmd(&["CMS.INITBYDIM", "cms", "300", "4"]);
+    c.cmd(&["CMS.INITBYDIM", "cms2", "300", "4"]);
+    c.cmd(&["TOPK.RESERVE", "tk", "5", "40", "4", "0.9"]);
+    c.cmd(&["TDIGEST.CREATE", "td", "COMPRESSION", "50"]);
+}
+
+/// Random writes of every family, re-creations and deletes among them.
+fn write_load(addr: SocketAddr, seed: u64, count: usize) {
+    let mut c = Client::connect(addr);
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    for _ in 0..count {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let item = (x % 700).to_string();
+        let _ = match x % 100 {
+            0..=24 => c.cmd(&["BF.ADD", "bf", &item]),
+            25..=39 => c.cmd(&["CF.ADD", "cf", &item]),
+            40..=44 => c.cmd(&["CF.DEL", "cf", &item]),
+            45..=64 => c.cmd(&["CMS.INCRBY", "cms", &item, "2"]),
+            65..=74 => c.cmd(&["TOPK.ADD", "tk", &item]),
+            75..=86 => c.cmd(&["TDIGEST.ADD", "td", &item]),
+            87..=89 => c.cmd(&["CMS.MERGE", "cms2", "1", "cms"]),
+            90..=91 => c.cmd(&["DEL", KEYS[(x / 100 % 6) as usize]]),
+            _ => {
+                create(&mut c);
+                Value::Nil
+            }
+        };
+    }
+}
+
+/// Everything a reader may ask of the keys.
+fn answers(server: &TestServer) -> Vec<Value> {
+    let mut c = server.client();
+    let mut out = vec![c.cmd(&["DBSIZE"])];
+    for key in KEYS {
+        out.push(c.cmd(&["TYPE", key]));
+    }
+    for item in (0..700).step_by(7) {
+        let item = item.to_string();
+        out.push(c.cmd(&["BF.EXISTS", "bf", &item]));
+        out.push(c.cmd(&["CF.COUNT", "cf", &item]));
+        out.push(c.cmd(&["CMS.QUERY", "cms", &item]));
+        out.push(c.cmd(&["CMS.QUERY", "cms2", &item]));
+        out.push(c.cmd(&["TOPK.QUERY", "tk", &item]));
+    }
+    out.push(c.cmd(&["BF.CARD", "bf"]));
+    out.push(c.cmd(&["CF.INFO", "cf"]));
+    out.push(c.cmd(&["CMS.INFO", "cms"]));
+    out.push(c.cmd(&["TOPK.LIST", "tk", "WITHCOUNT"]));
+    out.push(c.cmd(&["TDIGEST.INFO", "td"]));
+    out.push(c.cmd(&["TDIGEST.QUANTILE", "td", "0.1", "0.5", "0.99"]));
+    out
+}
+
+#[test]
+fn replicas_and_a_replica_of_a_replica_converge_under_concurrent_writers() {
+    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let primary = start(dirs[0].path());
+    let replica = start(dirs[1].path());
+    let chained = start(dirs[2].path());
+    create(&mut primary.client());
+    // Some writes before the replica exists: they come with its full sync.
+    write_load(primary.addr, 1, 300);
+    follow(&replica, primary.addr);
+    follow(&chained, replica.addr);
+    let writers: Vec<_> = (0..4)
+        .map(|seed| {
+            let addr = primary.addr;
+            std::thread::spawn(move || write_load(addr, seed + 10, 600))
+        })
+        .collect();
+    for writer in writers {
+        writer.join().unwrap();
+    }
+    let mut c = primary.client();
+    assert_eq!(c.cmd(&["WAIT", "1", "10000"]), Value::Int(1));
+    // A t-digest read compresses the digest it read, on the primary (a write that
+    // replicates, as RedisBloom's reads change what its INFO shows): read once first.
+    let settled = answers(&primary);
+    caught_up(&primary, &replica);
+    caught_up(&primary, &chained);
+    let want = answers(&primary);
+    drop(settled);
+    assert_eq!(
+        answers(&replica),
+        want,
+        "the replica answers as the primary"
+    );
+    assert_eq!(answers(&chained), want, "the replica's replica too");
+
+    // Replicas refuse writes, of every kind, and serve reads.
+    let mut r = replica.client();
+    let readonly = Value::Error("READONLY You can't write against a read only replica.".into());
+    for write in [
+        &["BF.ADD", "bf", "new"][..],
+        &["CMS.INCRBY", "cms", "x", "1"],
+        &["DEL", "bf"],
+        &["FLUSHALL"],
+        &["TDIGEST.CREATE", "other"],
+    ] {
+        assert_eq!(r.cmd(write), readonly, "{write:?}");
+    }
+    assert_eq!(answers(&replica), want);
+
+    // ROLE and INFO as Redis shows them.
+    let Value::Array(role) = c.cmd(&["ROLE"]) else {
+        panic!("ROLE is an array")
+    };
+    assert_eq!(role[0], Value::bulk("master"));
+    let Value::Array(peers) = &role[2] else {
+        panic!("replicas listed")
+    };
+    assert_eq!(peers.len(), 1);
+    let Value::Array(role) = r.cmd(&["ROLE"]) else {
+        panic!("ROLE is an array")
+    };
+    assert_eq!(role[0], Value::bulk("slave"));
+    assert_eq!(role[2], Value::Int(i64::from(primary.addr.port())));
+    assert_eq!(role[3], Value::bulk("connected"));
+    assert_eq!(info_field(&mut r, "master_link_status"), "up");
+    assert_eq!(info_field(&mut c, "connected_slaves"), "1");
+    assert_eq!(info_field(&mut r, "connected_slaves"), "1");
+
+    // Promoted, the replica takes writes, and its own replica follows it on.
+    assert_eq!(r.cmd(&["REPLICAOF", "NO", "ONE"]), ok());
+    assert_eq!(r.cmd(&["BF.ADD", "bf", "after promotion"]), Value::Int(1));
+    caught_up(&replica, &chained);
+    assert_eq!(
+        chained
+            .client()
+            .cmd(&["BF.EXISTS", "bf", "after promotion"]),
+        Value::Int(1)
+    );
+}
+
+#[test]
+fn wait_parks_only_its_own_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(
+        dir.path(),
+        ServerConfig {
+            threads: 1,
+            ..ServerConfig::default()
+        },
+    );
+    let mut waiting = server.client();
+    let mut other = server.client();
+    assert_eq!(waiting.cmd(&["WAIT", "0", "0"]), Value::Int(0));
+    let started = Instant::now();
+    // A pipeline: the PING after the WAIT is answered after it, in order.
+    waiting.send(&[b"WAIT", b"1", b"300"]);
+    waiting.send(&[b"PING"]);
+    assert_eq!(other.cmd(&["PING"]), Value::Simple("PONG".into()));
+    assert!(
+        started.elapsed() < Duration::from_millis(250),
+        "served meanwhile"
+    );
+    assert_eq!(waiting.read(), Value::Int(0));
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    assert_eq!(waiting.read(), Value::Simple("PONG".into()));
+    assert_eq!(
+        waiting.cmd(&["WAIT", "1", "-1"]),
+        Value::Error("ERR timeout is negative".into())
+    );
+    // Inside a transaction it answers at once.
+    assert_eq!(waiting.cmd(&["MULTI"]), ok());
+    assert_eq!(
+        waiting.cmd(&["WAIT", "5", "0"]),
+        Value::Simple("QUEUED".into())
+    );
+    assert_eq!(waiting.cmd(&["EXEC"]), Value::Array(vec![Value::Int(0)]));
+}
+
+#[test]
+fn a_restarted_replica_continues_and_one_left_behind_resyncs_fully() {
+    let (pdir, rdir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let primary = start(pdir.path());
+    let mut c = primary.client();
+    create(&mut c);
+    let mut replica = start(rdir.path());
+    follow(&replica, primary.addr);
+    write_load(primary.addr, 3, 300);
+    caught_up(&primary, &replica);
+    assert_eq!(info_field(&mut c, "sync_full"), "1");
+    replica.stop();
+    write_load(primary.addr, 4, 300);
+
+    // Back, it asks to continue from what it holds.
+    let mut replica = start(rdir.path());
+    follow(&replica, primary.addr);
+    caught_up(&primary, &replica);
+    assert_eq!(answers(&replica), answers(&primary));
+    assert_eq!(info_field(&mut c, "sync_full"), "1");
+    assert_eq!(info_field(&mut c, "sync_partial_ok"), "2");
+    replica.stop();
+
+    // Writes, a flush that drops their log (SAVE checkpoints after flushing), more.
+    write_load(primary.addr, 5, 300);
+    assert_eq!(c.cmd(&["SAVE"]), ok());
+    write_load(primary.addr, 6, 300);
+    let replica = start(rdir.path());
+    follow(&replica, primary.addr);
+    caught_up(&primary, &replica);
+    assert_eq!(answers(&replica), answers(&primary));
+    assert_eq!(info_field(&mut c, "sync_full"), "2");
+    assert_eq!(info_field(&mut c, "sync_partial_err"), "1");
+}
+
+#[test]
+fn a_wrong_password_keeps_the_link_down_until_masterauth_is_right() {
+    let (pdir, rdir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let primary = TestServer::start(
+        pdir.path(),
+        ServerConfig {
+            requirepass: Some("s3cret".into()),
+            ..ServerConfig::default()
+        },
+    );
+    let mut c = primary.client();
+    assert_eq!(c.cmd(&["AUTH", "s3cret"]), ok());
+    assert_eq!(c.cmd(&["BF.ADD", "bf", "x"]), Value::Int(1));
+    let replica = start(rdir.path());
+    let mut r = replica.client();
+    assert_eq!(r.cmd(&["CONFIG", "SET", "masterauth", "wrong"]), ok());
+    follow(&replica, primary.addr);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !info_field(&mut r, "master_link_error").contains("WRONGPASS") {
+        assert!(
+            Instant::now() < deadline,
+            "{:?}",
+            r.cmd(&["INFO", "replication"])
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(info_field(&mut r, "master_link_status"), "down");
+    assert_eq!(r.cmd(&["EXISTS", "bf"]), Value::Int(0));
+    assert_eq!(r.cmd(&["CONFIG", "SET", "masterauth", "s3cret"]), ok());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while info_field(&mut r, "master_link_status") != "up" {
+        assert!(
+            Instant::now() < deadline,
+            "{:?}",
+            r.cmd(&["INFO", "replication"])
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    while info_field(&mut r, "master_repl_offset") != info_field(&mut c, "master_repl_offset") {
+        assert!(
+            Instant::now() < deadline,
+            "{:?}",
+            r.cmd(&["INFO", "replication"])
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(r.cmd(&["BF.EXISTS", "bf", "x"]), Value::Int(1));
+}
+
+/// A fake primary that answers the handshake, then `PSYNC` with what `reply` makes of
+/// the offset the replica asked for.
+/// What a fake primary answers `PSYNC` with, given the offset the replica asked for.
+type Answer = fn(u64) -> Vec<u8>;
+
+fn hostile_primary(reply: Answer) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            // REPLCONF, then PSYNC: each an array of 3 bulk strings (7 lines).
+            for reply_to in 0..2 {
+                for _ in 0..7 {
+                    line.clear();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                }
+                let answer = if reply_to == 0 {
+                    b"+OK\r\n".to_vec()
+                } else {
+                    reply(line.trim().parse::<i64>().unwrap_or(0).max(0) as u64)
+                };
+                let _ = stream.write_all(&answer);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    });
+    addr
+}
+
+fn batch(sequence: u64, data: &[u8]) -> Vec<u8> {
+    let mut out = b"+CONTINUE 0123\r\n".to_vec();
+    let sequence = sequence.to_string();
+    out.extend_from_slice(
+        format!(
+            "*3\r\n$5\r\nBATCH\r\n${}\r\n{sequence}\r\n${}\r\n",
+            sequence.len(),
+            data.len()
+        )
+        .as_bytes(),
+    );
+    out.extend_from_slice(data);
+    out.extend_from_slice(b"\r\n");
+    out
+}
+
+#[test]
+fn hostile_primaries_leave_the_replica_as_it_was_with_a_clear_error() {
+    let replies: &[(Answer, &str)] = &[
+        (
+            |_| {
+                b"+FULLRESYNC 0123 5\r\n*4\r\n$4\r\nFILE\r\n$9\r\n../escape\r\n$1\r\n0\r\n$1\r\nx\r\n".to_vec()
+            },
+            "bad file name",
+        ),
+        (
+            |_| b"+FULLRESYNC 0123 5\r\n*2\r\n$99999999999\r\n".to_vec(),
+            "bad length",
+        ),
+        // A batch whose records do not decode, and one whose count lies.
+        (|at| batch(at + 1, b"junk"), "cannot be read"),
+        (
+            |at| {
+                let mut data = (at + 1).to_le_bytes().to_vec();
+                data.extend_from_slice(&[9, 0, 0, 0, 0x1, 1, b'k', 1, b'v']);
+                batch(at + 1, &data)
+            },
+            "cannot be read",
+        ),
+        (|at| batch(at + 5, b"junk"), "gap"),
+        (|_| b"-ERR go away\r\n".to_vec(), "go away"),
+    ];
+    for (reply, error) in replies {
+        let dir = tempfile::tempdir().unwrap();
+        let replica = start(dir.path());
+        let mut r = replica.client();
+        assert_eq!(r.cmd(&["BF.ADD", "bf", "mine"]), Value::Int(1));
+        let primary = hostile_primary(*reply);
+        follow(&replica, primary);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !info_field(&mut r, "master_link_error").contains(error) {
+            assert!(
+                Instant::now() < deadline,
+                "{error}: {:?}",
+                r.cmd(&["INFO", "replication"])
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(
+            r.cmd(&["BF.EXISTS", "bf", "mine"]),
+            Value::Int(1),
+            "{error}"
+        );
+        assert_eq!(r.cmd(&["DBSIZE"]), Value::Int(1), "{error}");
+        assert_eq!(r.cmd(&["REPLICAOF", "NO", "ONE"]), ok());
+        assert_eq!(r.cmd(&["BF.ADD", "bf", "again"]), Value::Int(1));
+        let parent = dir.path().parent().unwrap();
+        assert!(!dir.path().join("escape").exists() && !parent.join("escape").exists());
+    }
+}

@@ -5,40 +5,15 @@
 #[path = "../../server/tests/common/resp_client.rs"]
 mod resp_client;
 
+#[path = "common/process.rs"]
+mod process;
+
+use process::start;
 use resp_client::{Client, Value};
-use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-const BIN: &str = env!("CARGO_BIN_EXE_rocksketch");
-
-struct Server {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start(dir: &Path, flags: &[&str]) -> Server {
-    let mut child = Command::new(BIN)
-        .args(["serve", "--port", "0", "--cache-mb", "16", "--dir"])
-        .arg(dir)
-        .args(flags)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let addr = resp_client::listening_addr(&mut child);
-    Server { child, addr }
-}
 
 fn info_field(c: &mut Client, field: &str) -> String {
     let Value::Bulk(text) = c.cmd(&["INFO", "persistence"]) else {

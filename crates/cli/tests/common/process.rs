@@ -1,0 +1,35 @@
+//! `rocksketch serve` as a child process on a free port, killed (SIGKILL) when dropped.
+#![allow(dead_code)]
+
+use crate::resp_client;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_rocksketch");
+
+pub struct Server {
+    pub child: Child,
+    pub addr: SocketAddr,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts a server over `dir` with a 16 MiB page cache and the extra `flags`.
+pub fn start(dir: &Path, flags: &[&str]) -> Server {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--port", "0", "--cache-mb", "16", "--dir"])
+        .arg(dir)
+        .args(flags)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let addr = resp_client::listening_addr(&mut child);
+    Server { child, addr }
+}

@@ -1,0 +1,158 @@
+//! Failover without loss: a primary under load is killed (SIGKILL), its replica is
+//! promoted with `REPLICAOF NO ONE`, and every increment acknowledged by `WAIT 1` is
+//! there. The killed primary comes back as a replica of the promoted one (started with
+//! `--replicaof`; its log may hold writes the new primary never got, so it must take a
+//! full sync rather than continue), and the roles swap again, cycle after cycle
+//! (`ROCKSKETCH_FAILOVER_CYCLES`, default 20).
+
+#[path = "../../server/tests/common/resp_client.rs"]
+mod resp_client;
+
+#[path = "common/process.rs"]
+mod process;
+
+use process::{start, Server};
+use resp_client::{Client, Value};
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn replica_of(dir: &Path, primary: SocketAddr) -> Server {
+    let primary = format!("127.0.0.1:{}", primary.port());
+    start(dir, &["--threads", "2", "--replicaof", &primary])
+}
+
+fn info_field(addr: SocketAddr, field: &str) -> String {
+    let Value::Bulk(text) = Client::connect(addr).cmd(&["INFO", "replication"]) else {
+        panic!("INFO answers a bulk string");
+    };
+    let text = String::from_utf8(text).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn caught_up(primary: SocketAddr, replica: SocketAddr) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let want = info_field(primary, "master_repl_offset");
+        if info_field(replica, "master_link_status") == "up"
+            && info_field(replica, "master_repl_offset") == want
+        {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the replica never caught up");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn count(addr: SocketAddr) -> i64 {
+    match Client::connect(addr).cmd(&["CMS.QUERY", "c", "x"]) {
+        Value::Array(items) => match items.first() {
+            Some(Value::Int(n)) => *n,
+            other => panic!("not a count: {other:?}"),
+        },
+        other => panic!("not an array: {other:?}"),
+    }
+}
+
+/// Increments `c` by 10 at a time, each ten acknowledged with `WAIT 1`, until the
+/// connection fails (the primary is killed); adds to `acked` what a replica holds.
+fn write_until_killed(addr: SocketAddr, acked: Arc<AtomicI64>, sent: Arc<AtomicI64>) {
+    let mut c = Client::connect(addr);
+    loop {
+        let ten = b"*4\r\n$10\r\nCMS.INCRBY\r\n$1\r\nc\r\n$1\r\nx\r\n$1\r\n1\r\n".repeat(10);
+        // Counted as sent before the write: a write cut by the kill may still land.
+        sent.fetch_add(10, Ordering::SeqCst);
+        if c.reader.get_mut().write_all(&ten).is_err() {
+            return;
+        }
+        for _ in 0..10 {
+            match c.try_read() {
+                Some(Value::Array(_)) => {}
+                _ => return,
+            }
+        }
+        if c.reader
+            .get_mut()
+            .write_all(b"*3\r\n$4\r\nWAIT\r\n$1\r\n1\r\n$4\r\n2000\r\n")
+            .is_err()
+        {
+            return;
+        }
+        match c.try_read() {
+            Some(Value::Int(n)) if n >= 1 => {
+                acked.fetch_add(10, Ordering::SeqCst);
+            }
+            Some(Value::Int(_)) => {}
+            _ => return,
+        }
+    }
+}
+
+#[test]
+fn acknowledged_writes_survive_kill_and_promote_cycles() {
+    let cycles: usize = std::env::var("ROCKSKETCH_FAILOVER_CYCLES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(20);
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let mut primary = start(dirs[0].path(), &["--threads", "2"]);
+    let mut c = Client::connect(primary.addr);
+    assert_eq!(
+        c.cmd(&["CMS.INITBYDIM", "c", "100", "3"]),
+        Value::Simple("OK".into())
+    );
+    let mut replica = replica_of(dirs[1].path(), primary.addr);
+    caught_up(primary.addr, replica.addr);
+    let (acked, sent) = (Arc::new(AtomicI64::new(0)), Arc::new(AtomicI64::new(0)));
+    let mut at = 0; // which directory the primary runs on
+    for cycle in 0..cycles {
+        let writers: Vec<_> = (0..3)
+            .map(|_| {
+                let (addr, acked, sent) = (primary.addr, acked.clone(), sent.clone());
+                std::thread::spawn(move || write_until_killed(addr, acked, sent))
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(300));
+        // SIGKILL, mid-write.
+        drop(primary);
+        for writer in writers {
+            writer.join().unwrap();
+        }
+        let promoted = replica;
+        assert_eq!(
+            Client::connect(promoted.addr).cmd(&["REPLICAOF", "NO", "ONE"]),
+            Value::Simple("OK".into())
+        );
+        let (have, acked_now, sent_now) = (
+            count(promoted.addr),
+            acked.load(Ordering::SeqCst),
+            sent.load(Ordering::SeqCst),
+        );
+        assert!(
+            have >= acked_now && have <= sent_now,
+            "cycle {cycle}: {have} on the promoted replica, {acked_now} acknowledged, \
+             {sent_now} sent"
+        );
+        assert!(acked_now > 0, "cycle {cycle}: nothing was acknowledged");
+        // Every later cycle counts from what the promoted one holds.
+        acked.store(have, Ordering::SeqCst);
+        sent.store(have, Ordering::SeqCst);
+        // The old primary returns as the new one's replica.
+        let old_dir = dirs[at].path();
+        at = 1 - at;
+        primary = promoted;
+        replica = replica_of(old_dir, primary.addr);
+        caught_up(primary.addr, replica.addr);
+        assert_eq!(
+            count(replica.addr),
+            have,
+            "cycle {cycle}: the rejoined replica"
+        );
+    }
+}

@@ -18,6 +18,7 @@ mod recover;
 mod replica;
 mod resync;
 mod tables;
+mod tail;
 mod wal;
 
 pub(crate) use batch::Batch;
@@ -28,6 +29,7 @@ pub(crate) use guard::KeyGuard;
 pub use namespace::Namespace;
 pub use options::{ColumnFamilies, StoreOptions, META_CF, PAGES_CF};
 pub use pending::INTERNAL_NS;
+pub use tail::WalTail;
 
 /// The longest key name a structure can be created under, in bytes. Every page key and
 /// every operand of a structure carries its key's name, so a long name is multiplied by

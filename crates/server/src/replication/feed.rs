@@ -8,6 +8,7 @@ use super::REPL_TIMEOUT;
 use crate::Shared;
 use parking_lot::Mutex;
 use rocksketch::resp::stream as wire;
+use rocksketch::{Store, WalTail};
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::path::Path;
@@ -15,8 +16,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Batches read from the log at a time.
+/// Batches read from the live log at a time.
 const BATCHES: usize = 256;
+/// Batches read at a time by RocksDB's iterator, which reads its file from the start
+/// to seek on every call.
+const CATCH_UP_BATCHES: usize = 16 << 10;
 /// The pause when the replica has everything (a write shows within it).
 const IDLE_PAUSE: Duration = Duration::from_millis(1);
 /// A ping this often on an idle link, so the replica sees the primary alive.
@@ -141,6 +145,7 @@ fn feed(
     peer.online.store(true, Ordering::SeqCst);
     read_acks(stream.try_clone()?, peer);
     let mut last_sent = Instant::now();
+    let mut tail: Option<WalTail> = None;
     loop {
         if peer.is_closed() || shared.is_shutting_down() {
             return Ok(());
@@ -148,9 +153,7 @@ fn feed(
         if rep.epoch.load(Ordering::SeqCst) != epoch {
             return Err(io::Error::other("this server's history was replaced"));
         }
-        let batches = store
-            .updates_since(offset, BATCHES)
-            .map_err(io::Error::other)?;
+        let batches = next_batches(store, &mut tail, offset).map_err(io::Error::other)?;
         if batches.is_empty() {
             if last_sent.elapsed() >= PING_EVERY {
                 wire::write_frame(&mut out, &[b"PING"])?;
@@ -171,13 +174,36 @@ fn feed(
     }
 }
 
+/// The batches after `offset`: from the tail of the live log where it holds them (each
+/// poll reads only what was appended), else from RocksDB's iterator (a replica catching
+/// up from flushed logs), many at a time since each call seeks anew.
+fn next_batches(
+    store: &Store,
+    tail: &mut Option<WalTail>,
+    offset: u64,
+) -> rocksketch::Result<Vec<(u64, Vec<u8>)>> {
+    if tail.is_none() {
+        *tail = store.tail_wal(offset)?;
+    }
+    if let Some(live) = tail {
+        match live.poll(BATCHES) {
+            Ok(batches) => return Ok(batches),
+            Err(e) => {
+                log::info!("feeding from RocksDB's iterator: {e}");
+                *tail = None;
+            }
+        }
+    }
+    store.updates_since(offset, CATCH_UP_BATCHES)
+}
+
 /// The last sequence number a batch that starts at `sequence` takes.
 fn last_sequence(sequence: u64, data: &[u8]) -> u64 {
     let count = data
         .get(8..12)
         .and_then(|b| b.try_into().ok())
         .map_or(1, u32::from_le_bytes);
-    sequence + u64::from(count.max(1)) - 1
+    (sequence + u64::from(count)).saturating_sub(1)
 }
 
 /// Reads the replica's `REPLCONF ACK <offset>` frames, on a thread of its own, until

@@ -6,18 +6,9 @@
 //! one made when the replica has everything must be made again for the next write: on
 //! a busy primary that re-read the file a thousand times a second (perf: 43 % of the
 //! primary's CPU in `SeekToStartSequence`'s crc32c with two replicas). So the primary
-//! keeps its place in the file instead, reading RocksDB's log format itself:
-//!
-//! ```text
-//! file:    32 KiB blocks; a block's last < 7 bytes are zero padding
-//! record:  crc32c u32 LE (masked, of type and payload) | length u16 LE | type u8 | payload
-//! types:   1 FULL, 2 FIRST, 3 MIDDLE, 4 LAST (a batch cut across blocks);
-//!          10 timestamp sizes and any type with bit 7 set: skipped; 0: not written yet;
-//!          recycled-log and compression types: refused (this store enables neither)
-//! payload: a write batch (`sequence u64 | count u32 | records`), as shipped
-//! ```
-//! (RocksDB's `db/log_format.h`, `db/log_writer.cc`.) Bytes a poll cannot make whole yet
-//! (a record still being written) wait for the next poll. When the file has nothing
+//! keeps its place in the file instead, reading RocksDB's log format itself
+//! ([`rocksketch_merge::wal_log`]). Bytes a poll cannot make whole yet (a record still
+//! being written) wait for the next poll. When the file has nothing
 //! more and a newer log exists, RocksDB has switched logs (it writes no more to the old
 //! one), and the tail moves on. Any doubt (a gap in sequence numbers, a record that
 //! stays corrupt, a log deleted before it was opened) is an error: the caller falls back
@@ -25,12 +16,12 @@
 
 use super::Store;
 use crate::error::{Error, Result};
+use rocksketch_merge::wal_log::{self, parse, Parsed};
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-const BLOCK: u64 = 32 << 10;
-const HEADER: usize = 7;
+const BLOCK: u64 = wal_log::BLOCK;
 /// Bytes read from the file in one poll at most.
 const READ_MAX: usize = 4 << 20;
 /// Polls a record may stay unreadable (a write in progress) before it is corruption.
@@ -110,7 +101,8 @@ impl WalTail {
         parse(&self.buf, self.at, &mut at, &mut fragment, &mut |batch| {
             first = first.or(sequence_of(batch));
             false
-        })?;
+        })
+        .map_err(|e| broken(&e.0))?;
         Ok(first)
     }
 
@@ -138,7 +130,7 @@ impl WalTail {
             if let Some(e) = failed {
                 return Err(e);
             }
-            let whole = whole?;
+            let whole = whole.map_err(|e| broken(&e.0))?;
             match whole {
                 Parsed::Corrupt if self.stuck >= PATIENCE => {
                     return Err(broken(&format!(
@@ -185,78 +177,6 @@ impl WalTail {
     }
 }
 
-/// Walks the whole records of `buf` (which starts at file offset `base`) from `*at`,
-/// handing each batch to `take` (which answers whether to go on); `*at` ends after the
-/// last record taken whole.
-fn parse(
-    buf: &[u8],
-    base: u64,
-    at: &mut usize,
-    fragment: &mut Option<Vec<u8>>,
-    take: &mut dyn FnMut(&[u8]) -> bool,
-) -> Result<Parsed> {
-    loop {
-        let offset = base + *at as u64;
-        let left_in_block = (BLOCK - offset % BLOCK) as usize;
-        if left_in_block < HEADER {
-            if buf.len() - *at < left_in_block {
-                return Ok(Parsed::End);
-            }
-            *at += left_in_block;
-            continue;
-        }
-        let Some(header) = buf.get(*at..*at + HEADER) else {
-            return Ok(Parsed::End);
-        };
-        let crc = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
-        let len = usize::from(u16::from_le_bytes([header[4], header[5]]));
-        let kind = header[6];
-        if kind == 0 {
-            // Not written yet (or preallocated): wait.
-            return Ok(Parsed::End);
-        }
-        let Some(record) = buf.get(*at + HEADER - 1..*at + HEADER + len) else {
-            return Ok(Parsed::End);
-        };
-        if unmask(crc) != crc32c::crc32c(record) {
-            return Ok(Parsed::Corrupt);
-        }
-        let payload = &record[1..];
-        let mut go_on = true;
-        match kind {
-            1 => go_on = take(payload),
-            2 => *fragment = Some(payload.to_vec()),
-            3 | 4 => {
-                let Some(mut batch) = fragment.take() else {
-                    return Err(broken("a batch's piece without its start"));
-                };
-                batch.extend_from_slice(payload);
-                if kind == 4 {
-                    go_on = take(&batch);
-                } else {
-                    *fragment = Some(batch);
-                }
-            }
-            10 => {}
-            k if k & 0x80 != 0 => {}
-            k => return Err(broken(&format!("a record of type {k}"))),
-        }
-        *at += HEADER + len;
-        if !go_on {
-            return Ok(Parsed::Stopped);
-        }
-    }
-}
-
-enum Parsed {
-    /// Every whole record was read.
-    End,
-    /// The taker stopped.
-    Stopped,
-    /// A record whose checksum does not match (yet).
-    Corrupt,
-}
-
 /// Checks a batch against the sequence expected next: `Some(sequence)` to hand out,
 /// `None` to skip (older than wanted, or empty), a gap an error.
 fn accept(batch: &[u8], next: &mut u64) -> Result<Option<u64>> {
@@ -277,12 +197,6 @@ fn accept(batch: &[u8], next: &mut u64) -> Result<Option<u64>> {
 
 fn sequence_of(batch: &[u8]) -> Option<u64> {
     super::wal::header(batch).ok().map(|(sequence, _)| sequence)
-}
-
-/// RocksDB's `crc32c::Unmask`.
-fn unmask(masked: u32) -> u32 {
-    let rot = masked.wrapping_sub(0xa282_ead8);
-    rot.rotate_left(15)
 }
 
 fn broken(what: &str) -> Error {

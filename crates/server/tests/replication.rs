@@ -427,3 +427,43 @@ fn hostile_primaries_leave_the_replica_as_it_was_with_a_clear_error() {
         assert!(!dir.path().join("escape").exists() && !parent.join("escape").exists());
     }
 }
+
+#[test]
+fn expiry_flushes_and_chain_growth_show_on_the_replica_at_once() {
+    let (pdir, rdir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let primary = start(pdir.path());
+    let replica = start(rdir.path());
+    follow(&replica, primary.addr);
+    let (mut c, mut r) = (primary.client(), replica.client());
+    // A filter that grows: its chain's new sub-filters come with the batches.
+    assert_eq!(
+        c.cmd(&["BF.RESERVE", "grows", "0.01", "10", "EXPANSION", "2"]),
+        ok()
+    );
+    for i in 0..200 {
+        c.cmd(&["BF.ADD", "grows", &i.to_string()]);
+    }
+    assert_eq!(c.cmd(&["BF.ADD", "short", "x"]), Value::Int(1));
+    assert_eq!(c.cmd(&["PEXPIRE", "short", "300"]), Value::Int(1));
+    assert_eq!(c.cmd(&["SELECT", "1"]), ok());
+    assert_eq!(c.cmd(&["CMS.INITBYDIM", "other", "10", "2"]), ok());
+    assert_eq!(c.cmd(&["SELECT", "0"]), ok());
+    caught_up(&primary, &replica);
+    assert_eq!(r.cmd(&["BF.INFO", "grows"]), c.cmd(&["BF.INFO", "grows"]));
+    for i in (0..200).step_by(13) {
+        assert_eq!(
+            r.cmd(&["BF.EXISTS", "grows", &i.to_string()]),
+            Value::Int(1)
+        );
+    }
+    assert_eq!(r.cmd(&["EXISTS", "short"]), Value::Int(1));
+    assert!(matches!(r.cmd(&["PTTL", "short"]), Value::Int(ms) if ms > 0 && ms <= 300));
+    std::thread::sleep(Duration::from_millis(350));
+    // Expired on the replica's clock too, before the primary's sweep deletes it.
+    assert_eq!(r.cmd(&["EXISTS", "short"]), Value::Int(0));
+    assert_eq!(c.cmd(&["FLUSHALL"]), ok());
+    caught_up(&primary, &replica);
+    assert_eq!(r.cmd(&["DBSIZE"]), Value::Int(0));
+    assert_eq!(r.cmd(&["SELECT", "1"]), ok());
+    assert_eq!(r.cmd(&["DBSIZE"]), Value::Int(0));
+}

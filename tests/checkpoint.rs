@@ -61,9 +61,11 @@ fn checkpoints_under_writes_and_deletes_hold_what_was_acknowledged() {
         let copy = Store::open(path, StoreOptions::default()).unwrap();
         let ns = copy.ns(0);
         let count = u64::from(ns.cms(b"count").query(&[b"x".as_slice()]).unwrap()[0]);
+        // The one increment in flight when the checkpoint ended may be in it: it had
+        // reached RocksDB but not yet returned to the counter, which records it after.
         assert!(
-            (*before..=*after).contains(&count),
-            "{}: count {count} outside [{before}, {after}]",
+            (*before..=*after + 1).contains(&count),
+            "{}: count {count} outside [{before}, {after} + 1]",
             path.display()
         );
         for n in 0..count {

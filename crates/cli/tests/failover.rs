@@ -104,6 +104,19 @@ fn write_until(
     }
 }
 
+/// A primary on `dirs[0]` with the counter `c` made, and its replica on `dirs[1]`,
+/// caught up.
+fn pair(dirs: &[tempfile::TempDir; 2]) -> (Server, Server) {
+    let primary = start(dirs[0].path(), &["--threads", "2"]);
+    assert_eq!(
+        Client::connect(primary.addr).cmd(&["CMS.INITBYDIM", "c", "100", "3"]),
+        Value::Simple("OK".into())
+    );
+    let replica = replica_of(dirs[1].path(), primary.addr);
+    caught_up(primary.addr, replica.addr);
+    (primary, replica)
+}
+
 #[test]
 fn acknowledged_writes_survive_kill_and_promote_cycles() {
     let cycles: usize = std::env::var("ROCKSKETCH_FAILOVER_CYCLES")
@@ -111,14 +124,7 @@ fn acknowledged_writes_survive_kill_and_promote_cycles() {
         .and_then(|n| n.parse().ok())
         .unwrap_or(20);
     let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
-    let mut primary = start(dirs[0].path(), &["--threads", "2"]);
-    let mut c = Client::connect(primary.addr);
-    assert_eq!(
-        c.cmd(&["CMS.INITBYDIM", "c", "100", "3"]),
-        Value::Simple("OK".into())
-    );
-    let mut replica = replica_of(dirs[1].path(), primary.addr);
-    caught_up(primary.addr, replica.addr);
+    let (mut primary, mut replica) = pair(&dirs);
     let (acked, sent) = (Arc::new(AtomicI64::new(0)), Arc::new(AtomicI64::new(0)));
     let mut at = 0; // which directory the primary runs on
     for cycle in 0..cycles {
@@ -173,14 +179,7 @@ fn acknowledged_writes_survive_kill_and_promote_cycles() {
 #[test]
 fn a_replica_killed_mid_stream_continues_without_loss_or_duplicates() {
     let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
-    let primary = start(dirs[0].path(), &["--threads", "2"]);
-    let mut c = Client::connect(primary.addr);
-    assert_eq!(
-        c.cmd(&["CMS.INITBYDIM", "c", "100", "3"]),
-        Value::Simple("OK".into())
-    );
-    let mut replica = replica_of(dirs[1].path(), primary.addr);
-    caught_up(primary.addr, replica.addr);
+    let (primary, mut replica) = pair(&dirs);
     let (acked, sent) = (Arc::new(AtomicI64::new(0)), Arc::new(AtomicI64::new(0)));
     let stop = Arc::new(AtomicBool::new(false));
     let writer = {

@@ -163,6 +163,7 @@ fn feed(
             std::thread::sleep(IDLE_PAUSE);
             continue;
         }
+        let caught_up = batches.len() < BATCHES;
         for (sequence, data) in batches {
             wire::write_frame(
                 &mut out,
@@ -171,6 +172,12 @@ fn feed(
             offset = last_sequence(sequence, &data);
         }
         last_sent = Instant::now();
+        if caught_up {
+            // Everything written so far is sent: send it, and let the next writes
+            // gather for a moment rather than read them one by one as they come.
+            out.flush()?;
+            std::thread::sleep(IDLE_PAUSE);
+        }
     }
 }
 

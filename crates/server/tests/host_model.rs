@@ -128,7 +128,19 @@ fn script(client: usize, rng: &mut StdRng, len: usize) -> Script {
                     );
                     (words(&["ECHO", &text]), Expect::Exactly(reply))
                 }
-                17 => (words(&["PING"]), Expect::Exactly(b"+PONG\r\n".to_vec())),
+                17 => match rng.gen_range(0..4) {
+                    0 | 1 => (words(&["PING"]), Expect::Exactly(b"+PONG\r\n".to_vec())),
+                    // WAIT parks the client and runs what it pipelined after, later;
+                    // with no replicas it answers 0, at once or when its 1 ms is up.
+                    2 => (
+                        words(&["WAIT", "0", "0"]),
+                        Expect::Exactly(b":0\r\n".to_vec()),
+                    ),
+                    _ => (
+                        words(&["WAIT", "1", "1"]),
+                        Expect::Exactly(b":0\r\n".to_vec()),
+                    ),
+                },
                 18 => {
                     let hot = format!("h{}", rng.gen_range(0..400));
                     (words(&["BF.ADD", "hot:bf", &hot]), Expect::HotBloom(hot))

@@ -25,6 +25,16 @@ pub(crate) enum Slot {
     Reopening,
 }
 
+/// What [`DbSlot::close`] found.
+pub(crate) enum Closed {
+    /// The database, no longer used by any operation.
+    Db(DB),
+    /// The slot was empty already (a reopen that failed).
+    Empty,
+    /// Operations still use the database: the slot holds it again.
+    Busy,
+}
+
 /// The slot and what waiting operations sleep on.
 pub(crate) struct DbSlot {
     slot: ArcSwap<Slot>,
@@ -49,6 +59,31 @@ impl DbSlot {
         let _held = self.refilled.0.lock();
         self.slot.store(slot);
         self.refilled.1.notify_all();
+    }
+
+    /// Empties the slot for a reopen and waits, up to `drain`, for the operations still
+    /// on its database; then the database is the caller's to close. If operations
+    /// still hold it, the slot is filled again as it was and [`Closed::Busy`] answered.
+    pub(crate) fn close(&self, drain: Duration) -> Closed {
+        let old = self.take();
+        let deadline = Instant::now() + drain;
+        while Arc::strong_count(&old) > 1 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        match Arc::try_unwrap(old) {
+            Ok(Slot::Open(db)) => match Arc::try_unwrap(db) {
+                Ok(db) => Closed::Db(db),
+                Err(db) => {
+                    self.fill(Arc::new(Slot::Open(db)));
+                    Closed::Busy
+                }
+            },
+            Ok(Slot::Reopening) => Closed::Empty,
+            Err(old) => {
+                self.fill(old);
+                Closed::Busy
+            }
+        }
     }
 
     /// Whether the slot holds a database now.

@@ -22,7 +22,7 @@
 //!
 //! A store over a host's database ([`Store::with_db`]) is the host's to reopen.
 
-use super::db::Slot;
+use super::db::{Closed, Slot};
 use super::options::open_db;
 use super::{Inner, Store, StoreOptions};
 use parking_lot::{Condvar, Mutex};
@@ -171,23 +171,14 @@ impl Watch {
 
     fn reopen(&self, store: &Store) {
         let slot = &store.inner.db;
-        let old = slot.take();
-        let deadline = Instant::now() + DRAIN;
-        while Arc::strong_count(&old) > 1 && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        let old = match Arc::try_unwrap(old) {
-            Ok(Slot::Open(db)) => match Arc::try_unwrap(db) {
-                Ok(db) => Some(db),
-                Err(db) => return slot.fill(Arc::new(Slot::Open(db))),
-            },
-            Ok(Slot::Reopening) => None,
-            Err(old) => {
+        match slot.close(DRAIN) {
+            Closed::Db(db) => drop(db),
+            Closed::Empty => {}
+            Closed::Busy => {
                 log::warn!("reopen put off: operations still use the database");
-                return slot.fill(old);
+                return;
             }
-        };
-        drop(old);
+        }
         let reopened = open_db(&self.dir, &self.options, &self.cache, false);
         store.clear_caches();
         match reopened {

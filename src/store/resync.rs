@@ -1,13 +1,13 @@
 //! A full resynchronization's last step on a replica: its database replaced, in place,
 //! by a checkpoint of the primary's, while the store stays in use.
 
-use super::db::Slot;
+use super::db::{Closed, Slot};
 use super::options::open_db;
 use super::Store;
 use crate::error::{Error, Result};
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long the swap waits for the operations still on the old database.
 const DRAIN: Duration = Duration::from_secs(30);
@@ -32,26 +32,10 @@ impl Store {
             )
         })?;
         let slot = &self.inner.db;
-        let old = slot.take();
-        let deadline = Instant::now() + DRAIN;
-        while Arc::strong_count(&old) > 1 && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(1));
+        match slot.close(DRAIN) {
+            Closed::Db(db) => drop(db),
+            Closed::Empty | Closed::Busy => return Err(busy()),
         }
-        let db = match Arc::try_unwrap(old) {
-            Ok(Slot::Open(db)) => match Arc::try_unwrap(db) {
-                Ok(db) => db,
-                Err(db) => {
-                    slot.fill(Arc::new(Slot::Open(db)));
-                    return Err(busy());
-                }
-            },
-            Ok(Slot::Reopening) => return Err(busy()),
-            Err(old) => {
-                slot.fill(old);
-                return Err(busy());
-            }
-        };
-        drop(db);
         let moved = move_in(&watch.dir, checkpoint);
         let reopened = open_db(&watch.dir, &watch.options, &watch.cache, false);
         self.clear_caches();

@@ -102,7 +102,8 @@ pub(crate) fn dispatch(conn: &mut Connection, request: &[Vec<u8>]) -> Outcome {
         Ok(spec) => spec,
         Err(reply) => return Outcome::Reply(reply),
     };
-    if spec.flags.contains(&"write") && conn.shared.store.is_replica() {
+    // The flag (an atomic load) first: on a primary, no scan of the command's flags.
+    if conn.shared.store.is_replica() && spec.flags.contains(&"write") {
         return Outcome::Reply(err(READONLY));
     }
     let mut args = Args::new(spec.name, request);

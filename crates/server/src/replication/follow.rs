@@ -4,7 +4,7 @@
 //! it applied. A link that fails is retried, with a growing pause, until the replica is
 //! told to stop following.
 
-use super::{Replication, REPL_TIMEOUT};
+use super::REPL_TIMEOUT;
 use crate::Shared;
 use parking_lot::Mutex;
 use rocksketch::resp::stream as wire;
@@ -355,11 +355,4 @@ fn valid_name(name: &str) -> bool {
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
-}
-
-impl Replication {
-    /// Whether this server follows a primary.
-    pub(crate) fn is_replica(&self) -> bool {
-        self.follower.lock().is_some()
-    }
 }

@@ -92,6 +92,11 @@ impl Replication {
         *self.masterauth.lock() = (!password.is_empty()).then(|| password.to_owned());
     }
 
+    /// Whether this server follows a primary.
+    pub(crate) fn is_replica(&self) -> bool {
+        self.follower.lock().is_some()
+    }
+
     /// The primary followed: host, port and the link's state.
     pub(crate) fn primary(&self) -> Option<(String, u16, Arc<follow::Link>)> {
         let follower = self.follower.lock();

@@ -198,8 +198,7 @@ pub(crate) fn info_section(conn: &Connection, text: &mut String) {
         text,
         "master_failover_state:no-failover\r\nmaster_replid:{}\r\nmaster_replid2:{replid2}\r\n\
          master_repl_offset:{offset}\r\nsecond_repl_offset:{second}\r\n\
-         repl_backlog_active:1\r\nrepl_backlog_first_byte_offset:1\r\n\
-         repl_backlog_histlen:{offset}\r\nsync_full:{}\r\nsync_partial_ok:{}\r\n\
+         repl_backlog_active:1\r\nsync_full:{}\r\nsync_partial_ok:{}\r\n\
          sync_partial_err:{}\r\n",
         ids.replid,
         rep.full_syncs.load(Ordering::Relaxed),

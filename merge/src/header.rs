@@ -59,6 +59,10 @@ pub enum Kind {
     StageOps = 0x0e,
     /// A solved Ribbon shard; written whole by a build, never merged into.
     RibbonPage = 0x0f,
+    /// A HyperLogLog's registers (see [`crate::hll`]).
+    HllPage = 0x10,
+    /// Registers to raise in a HyperLogLog page.
+    HllOps = 0x11,
 }
 
 impl Kind {
@@ -80,6 +84,8 @@ impl Kind {
             0x0d => Ok(Kind::StagePage),
             0x0e => Ok(Kind::StageOps),
             0x0f => Ok(Kind::RibbonPage),
+            0x10 => Ok(Kind::HllPage),
+            0x11 => Ok(Kind::HllOps),
             other => Err(Error::UnknownKind(other)),
         }
     }

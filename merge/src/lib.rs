@@ -20,6 +20,7 @@ pub mod error;
 mod fold;
 pub mod hash;
 pub mod header;
+pub mod hll;
 pub mod layout;
 mod merge;
 pub mod page;

@@ -5,11 +5,12 @@ use crate::counter::CounterPage;
 use crate::cuckoo::FpPage;
 use crate::fold::fold;
 use crate::header::{self, Kind};
+use crate::hll::Registers;
 use crate::ribbon::StagePage;
 use crate::tally::Tally;
 use crate::tdigest::Digest;
 use crate::topk::TopKPage;
-use crate::{bits, counter, cuckoo, ribbon, tally, tdigest, topk};
+use crate::{bits, counter, cuckoo, hll, ribbon, tally, tdigest, topk};
 
 /// The result of a full merge.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,6 +68,7 @@ fn merge_family(existing: Option<&[u8]>, operands: &[&[u8]]) -> Merged {
         Some(Kind::DigestPage | Kind::DigestOps) => fold::<Digest>(existing, operands),
         Some(Kind::TopKPage | Kind::TopKOps) => fold::<TopKPage>(existing, operands),
         Some(Kind::StagePage | Kind::StageOps) => fold::<StagePage>(existing, operands),
+        Some(Kind::HllPage | Kind::HllOps) => fold::<Registers>(existing, operands),
         // A solved shard takes no operands: any is skipped, and flags the page.
         Some(Kind::RibbonPage) | None => Merged {
             value: existing.unwrap_or_default().to_vec(),
@@ -93,6 +95,7 @@ where
         Kind::DigestOps => tdigest::ops::partial_merge(&operands),
         Kind::TopKOps => topk::ops::partial_merge(&operands),
         Kind::StageOps => ribbon::partial_merge(&operands),
+        Kind::HllOps => hll::partial_merge(&operands),
         Kind::CounterPage
         | Kind::TallyPage
         | Kind::BitPage
@@ -100,6 +103,7 @@ where
         | Kind::DigestPage
         | Kind::TopKPage
         | Kind::StagePage
-        | Kind::RibbonPage => None,
+        | Kind::RibbonPage
+        | Kind::HllPage => None,
     }
 }

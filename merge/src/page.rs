@@ -6,6 +6,7 @@ use crate::counter::CounterPage;
 use crate::cuckoo::FpPage;
 use crate::error::{Error, Result};
 use crate::header::{self, Kind};
+use crate::hll::Registers;
 use crate::ribbon::{Shard, StagePage};
 use crate::tally::Tally;
 use crate::tdigest::Digest;
@@ -30,6 +31,8 @@ pub enum Page {
     Stage(StagePage),
     /// A solved Ribbon shard.
     Ribbon(Shard),
+    /// A HyperLogLog's registers.
+    Hll(Registers),
 }
 
 impl Page {
@@ -45,6 +48,7 @@ impl Page {
             Some(Ok(Kind::TopKPage)) => TopKPage::decode(bytes).map(Page::TopK),
             Some(Ok(Kind::StagePage)) => StagePage::decode(bytes).map(Page::Stage),
             Some(Ok(Kind::RibbonPage)) => Shard::decode(bytes).map(Page::Ribbon),
+            Some(Ok(Kind::HllPage)) => Registers::decode(bytes).map(Page::Hll),
             Some(Ok(_)) => Err(Error::Invalid("an operand where a page was expected")),
             Some(Err(err)) => Err(err),
             None => Err(Error::Invalid("too short for a page header")),
@@ -64,6 +68,7 @@ impl Page {
             Page::TopK(page) => page.apply_operand(operand),
             Page::Stage(page) => page.apply_operand(operand),
             Page::Ribbon(_) => false,
+            Page::Hll(page) => page.apply_operand(operand),
         }
     }
 
@@ -107,6 +112,14 @@ impl Page {
         }
     }
 
+    /// The page, if it is a HyperLogLog's registers.
+    pub fn as_hll(&self) -> Option<&Registers> {
+        match self {
+            Page::Hll(page) => Some(page),
+            _ => None,
+        }
+    }
+
     /// The page, if it is a counter page.
     pub fn as_counter(&self) -> Option<&CounterPage> {
         match self {
@@ -126,6 +139,7 @@ impl Page {
             Page::TopK(page) => page.memory_bytes(),
             Page::Stage(page) => page.hashes().len() * 8,
             Page::Ribbon(page) => 16 + page.solution_bytes(),
+            Page::Hll(page) => page.as_bytes().len(),
         };
         header::HEADER_LEN + payload
     }
@@ -141,6 +155,7 @@ impl Page {
             Page::TopK(page) => page.encode(),
             Page::Stage(page) => page.encode(),
             Page::Ribbon(page) => page.encode(),
+            Page::Hll(page) => page.encode(),
         }
     }
 }

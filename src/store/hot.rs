@@ -342,9 +342,12 @@ impl HotPages {
 fn order_matters(page: &Page) -> bool {
     match page {
         Page::Digest(_) | Page::Fp(_) | Page::TopK(_) => true,
-        Page::Counter(_) | Page::Tally(_) | Page::Bits(_) | Page::Stage(_) | Page::Ribbon(_) => {
-            false
-        }
+        Page::Counter(_)
+        | Page::Tally(_)
+        | Page::Bits(_)
+        | Page::Stage(_)
+        | Page::Ribbon(_)
+        | Page::Hll(_) => false,
     }
 }
 

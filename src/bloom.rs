@@ -370,6 +370,7 @@ fn bloom_params(meta: &Meta) -> Result<BloomParams> {
         | Params::Cuckoo(_)
         | Params::TDigest(_)
         | Params::TopK(_)
-        | Params::Ribbon(_) => Err(Error::WrongType),
+        | Params::Ribbon(_)
+        | Params::Hll => Err(Error::WrongType),
     }
 }

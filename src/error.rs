@@ -5,7 +5,9 @@ use std::fmt;
 
 mod families;
 
-pub use families::{BloomError, CmsError, CuckooError, RibbonError, TDigestError, TopKError};
+pub use families::{
+    BloomError, CmsError, CuckooError, HllError, RibbonError, TDigestError, TopKError,
+};
 
 /// Everything that can go wrong in the engine.
 #[derive(Debug)]
@@ -53,6 +55,8 @@ pub enum Error {
     TopK(TopKError),
     /// A Ribbon filter command error.
     Ribbon(RibbonError),
+    /// A HyperLogLog command error.
+    Hll(HllError),
     /// The store is a replica ([`crate::Store::set_replica`]): it takes the writes its
     /// primary ships, none of its own.
     ReadOnly,
@@ -84,6 +88,7 @@ impl fmt::Display for Error {
             Error::TDigest(err) => f.write_str(library_text(err.text())),
             Error::TopK(err) => f.write_str(library_text(err.text())),
             Error::Ribbon(err) => f.write_str(library_text(err.text())),
+            Error::Hll(err) => f.write_str(library_text(err.text())),
         }
     }
 }
@@ -150,6 +155,12 @@ impl From<BloomError> for Error {
 impl From<TopKError> for Error {
     fn from(err: TopKError) -> Error {
         Error::TopK(err)
+    }
+}
+
+impl From<HllError> for Error {
+    fn from(err: HllError) -> Error {
+        Error::Hll(err)
     }
 }
 

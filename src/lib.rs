@@ -64,6 +64,7 @@ pub mod command;
 pub mod cuckoo;
 mod error;
 mod fast;
+pub mod hll;
 pub mod inspect;
 mod keys;
 mod locks;
@@ -79,8 +80,10 @@ pub use bloom::{BloomFilter, BloomInfo};
 pub use cms::{Cms, CmsInfo};
 pub use cuckoo::{CuckooFilter, CuckooInfo, CuckooOptions};
 pub use error::{
-    BloomError, CmsError, CuckooError, Error, Result, RibbonError, TDigestError, TopKError,
+    BloomError, CmsError, CuckooError, Error, HllError, Result, RibbonError, TDigestError,
+    TopKError,
 };
+pub use hll::Hll;
 pub use meta::KeyType;
 pub use operator::{register_merge_operator, skipped_operands, MERGE_OPERATOR_NAME};
 pub use ribbon::{RibbonFilter, RibbonInfo};

@@ -15,6 +15,7 @@
 //! T-Digest params, 4 bytes: compression u32 LE
 //! Top-K params, 20 bytes: k u32 LE | width u32 LE | depth u32 LE | decay f64 LE
 //! Ribbon params: see [`RibbonParams`]
+//! HyperLogLog params: none (0 bytes)
 //! ```
 
 mod params;
@@ -53,6 +54,8 @@ pub enum KeyType {
     TopK,
     /// A static Ribbon filter.
     Ribbon,
+    /// A HyperLogLog (a string to Redis).
+    Hll,
 }
 
 impl KeyType {
@@ -65,6 +68,7 @@ impl KeyType {
             KeyType::TDigest => "TDIS-TYPE",
             KeyType::TopK => "TopK-TYPE",
             KeyType::Ribbon => "RKribbon-",
+            KeyType::Hll => "string",
         }
     }
 
@@ -76,6 +80,7 @@ impl KeyType {
             KeyType::TDigest => 4,
             KeyType::TopK => 5,
             KeyType::Ribbon => 6,
+            KeyType::Hll => 7,
         }
     }
 }
@@ -98,6 +103,8 @@ pub enum Params {
     TDigest(TDigestParams),
     TopK(rocksketch_merge::topk::Shape),
     Ribbon(RibbonParams),
+    /// A HyperLogLog: no parameters (Redis's are fixed).
+    Hll,
 }
 
 impl Params {
@@ -110,6 +117,7 @@ impl Params {
             Params::TDigest(_) => KeyType::TDigest,
             Params::TopK(_) => KeyType::TopK,
             Params::Ribbon(_) => KeyType::Ribbon,
+            Params::Hll => KeyType::Hll,
         }
     }
 }
@@ -155,6 +163,7 @@ impl Meta {
                 params.extend_from_slice(&s.decay.to_le_bytes());
             }
             Params::Ribbon(p) => p.encode_into(&mut params),
+            Params::Hll => {}
         }
         let mut out = Vec::with_capacity(PARAMS_OFFSET + params.len() + CRC_LEN);
         out.push(self.key_type().tag());
@@ -239,6 +248,8 @@ impl Meta {
             ),
             5 => return Err(CodecError::Invalid("top-k parameters of the wrong size")),
             6 => Params::Ribbon(RibbonParams::decode(params)?),
+            7 if params.is_empty() => Params::Hll,
+            7 => return Err(CodecError::Invalid("HyperLogLog parameters where none are")),
             other => return Err(CodecError::UnknownKind(other)),
         };
         Ok(Meta {

@@ -23,7 +23,8 @@ impl Layout {
             | Params::Cuckoo(_)
             | Params::TDigest(_)
             | Params::TopK(_)
-            | Params::Ribbon(_) => Err(Error::WrongType),
+            | Params::Ribbon(_)
+            | Params::Hll => Err(Error::WrongType),
         }
     }
 

@@ -7,6 +7,7 @@ pub mod batch;
 mod bloom;
 mod cms;
 mod cuckoo;
+mod hll;
 pub mod parse;
 mod ribbon;
 pub mod table;

@@ -8,7 +8,7 @@
 
 use super::args::Args;
 use super::batch::Run;
-use super::{bloom, cms, cuckoo, ribbon, tdigest, topk, Reply};
+use super::{bloom, cms, cuckoo, hll, ribbon, tdigest, topk, Reply};
 use crate::error::Result;
 use crate::fast::FastMap;
 use crate::store::Namespace;
@@ -165,6 +165,7 @@ type Flags = &'static [&'static str];
 
 const READ: Flags = &["readonly", "fast"];
 const WRITE: Flags = &["write", "denyoom"];
+const WRITE_FAST: Flags = &["write", "denyoom", "fast"];
 
 /// Every RedisBloom (and Ribbon) command the engine answers.
 pub static SKETCHES: LazyLock<Table<SketchFn>> =
@@ -232,7 +233,22 @@ const SKETCH_ROWS: &[Spec<SketchFn>] = &[
     sketch("ribbon.info", -2, READ, ribbon::info),
     sketch("ribbon.scandump", 3, READ, ribbon::scandump),
     sketch("ribbon.loadchunk", 4, WRITE, ribbon::loadchunk),
+    sketch("pfadd", -2, WRITE_FAST, hll::pfadd).batched(hll::pfadd_run),
+    Spec::new("pfcount", -2, &["readonly"], EVERY_KEY, hll::pfcount),
+    Spec::new("pfmerge", -2, WRITE, EVERY_KEY, hll::pfmerge),
+    Spec::new(
+        "pfdebug",
+        3,
+        &["write", "denyoom", "admin"],
+        (2, 2, 1),
+        hll::pfdebug,
+    ),
+    sketch("get", 2, READ, hll::get),
+    sketch("set", -3, WRITE, hll::set),
 ];
+
+/// Every argument is a key (`PFCOUNT`, `PFMERGE`).
+const EVERY_KEY: (i64, i64, i64) = (1, -1, 1);
 
 /// The batch a request may join: its command and its key. `None` for a command that
 /// does not batch, or whose arity alone makes it an error.

@@ -49,6 +49,7 @@ impl From<&Error> for Reply {
             Error::TDigest(err) => err.text().to_owned(),
             Error::TopK(err) => err.text().to_owned(),
             Error::Ribbon(err) => err.text().to_owned(),
+            Error::Hll(err) => err.text().to_owned(),
         };
         Reply::Error(text)
     }

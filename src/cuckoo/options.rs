@@ -38,7 +38,8 @@ pub(super) fn cuckoo_params(meta: &Meta) -> Result<CuckooParams> {
         | Params::Bloom(_)
         | Params::TDigest(_)
         | Params::TopK(_)
-        | Params::Ribbon(_) => Err(Error::WrongType),
+        | Params::Ribbon(_)
+        | Params::Hll => Err(Error::WrongType),
     }
 }
 

@@ -200,3 +200,18 @@ family! {
         DumpChanged => "ERR the filter changed during the dump; restart it from cursor 0",
     }
 }
+
+family! {
+    /// Errors of the HyperLogLog commands, with Redis's exact texts.
+    HllError {
+        /// A string that is not a HyperLogLog (what `SET` of any other string answers:
+        /// this store keeps strings only as HyperLogLogs).
+        NotHll => "WRONGTYPE Key is not a valid HyperLogLog string value.",
+        /// A HyperLogLog string with the magic whose registers do not decode.
+        Corrupt => "INVALIDOBJ Corrupted HLL object detected",
+        /// `PFDEBUG` of a missing key.
+        NoSuchKey => "ERR The specified key does not exist",
+        /// `PFDEBUG DECODE` of a dense HyperLogLog.
+        NotSparse => "ERR HLL encoding is not sparse",
+    }
+}

@@ -13,6 +13,7 @@ import re
 import time
 
 import filters
+import hll
 import versions
 from filters import Filters
 from gen import ALL_KEYS, STEADY_TOPK, Dump
@@ -175,6 +176,10 @@ class Context:
         if name.startswith("TOPK.") and name not in ("TOPK.RESERVE", "TOPK.INFO"):
             if len(step) > 1 and step[1] in self.random_topk and step[1] not in STEADY_TOPK:
                 return shape(ours) == shape(theirs)
+        # A HyperLogLog's string: the same registers (hll.py says why not the same bytes).
+        if name == "GET" and ours[0] == theirs[0] == "$" and None not in (ours[1], theirs[1]):
+            regs = hll.registers(ours[1])
+            return regs is not None and regs == hll.registers(theirs[1])
         if name == "BF.DEBUG" and without_hashes(ours) == without_hashes(theirs):
             # hashes: this store's count, from ln 2 exactly; RedisBloom's truncated ln 2
             # constants give one more where ln 2 x bits per item is an integer (an
@@ -263,7 +268,7 @@ class Context:
 
 
 # Commands that write their first key from the others they name.
-MERGES = {"CMS.MERGE", "TDIGEST.MERGE"}
+MERGES = {"CMS.MERGE", "TDIGEST.MERGE", "PFMERGE"}
 
 # How long after an expiry falls both servers are sure to have deleted the key (Redis
 # finds an expired key on access, and its active cycle runs ten times a second).

@@ -17,6 +17,7 @@ KEYS = {
     "cms": ["m1", "m2", "m3"],
     "topk": ["k1", "k2", "k3"],
     "td": ["t1", "t2", "t3"],
+    "hll": ["h1", "h2", "h3"],
 }
 ALL_KEYS = [k for ks in KEYS.values() for k in ks] + ["x"]
 
@@ -40,7 +41,7 @@ DOUBLES = ["0", "-0", "1", "-1", "0.5", "1e-300", "1e308", "1e309", "-1e309", "i
 
 @dataclass(frozen=True)
 class Dump:
-    family: str  # "BF" or "CF"
+    family: str  # "BF", "CF", or "HLL" (GET then SET)
     src: str
     dst: str
 
@@ -304,6 +305,27 @@ class Gen:
             cmd = ["TDIGEST.TRIMMED_MEAN", k, lo, hi]
         return self.mangle(tuple(cmd))
 
+    def hll(self):
+        k = self.key("hll")
+        c = self.r.random()
+        if c < 0.45:
+            n = self.r.choice([0, 1, 1, 2, 5, 5, 30, 400])
+            cmd = ["PFADD", k] + [self.item() if self.chance(0.5) else f"u{self.r.randrange(10**6)}"
+                                  for _ in range(n)]
+        elif c < 0.65:
+            cmd = ["PFCOUNT", k] + [self.key("hll") for _ in range(self.r.choice([0, 0, 1, 2, 4]))]
+        elif c < 0.77:
+            cmd = ["PFMERGE", k] + [self.key("hll") for _ in range(self.r.randint(0, 3))]
+        elif c < 0.85:
+            cmd = ["GET", k]
+        elif c < 0.9:
+            cmd = ["PFDEBUG", self.r.choice(["GETREG", "getreg", "BOGUS"]), k]
+        elif c < 0.95:
+            return Dump("HLL", k, self.other("hll", k))
+        else:
+            cmd = ["TYPE", k]
+        return self.mangle(tuple(cmd))
+
     def keyspace(self):
         k = self.r.choice(ALL_KEYS)
         c = self.r.random()
@@ -324,10 +346,10 @@ class Gen:
         elif c < 0.9:
             cmd = ("DBSIZE",)
         else:
-            cmd = ("KEYS", self.r.choice(["*", "b*", "?1", "[ck]*", "x"]))
+            cmd = ("KEYS", self.r.choice(["*", "b*", "?1", "[ck]*", "x", "h*"]))
         return self.mangle(cmd)
 
-    FAMILIES = ("bf", "cf", "cms", "topk", "td", "keyspace")
+    FAMILIES = ("bf", "cf", "cms", "topk", "td", "hll", "keyspace")
 
     def step(self, weights):
         family = self.r.choices(self.FAMILIES, weights)[0]

@@ -81,10 +81,23 @@ def in_step(conn):
         raise Closed(f"replies out of step: ECHO answered {show(reply)}")
 
 
+def copy_hll(conn, step):
+    """A client's copy of a HyperLogLog with GET and SET, summed up as what it observes:
+    the GET's error or nil, or the SET's reply and the copy's count and registers."""
+    got = conn.call("GET", step.src)
+    if got[0] != "$" or got[1] is None:
+        return ("copy", "get", got)
+    conn.call("DEL", step.dst)
+    return ("copy", conn.call("SET", step.dst, got[1]), conn.call("PFCOUNT", step.dst),
+            conn.call("PFDEBUG", "GETREG", step.dst))
+
+
 def round_trip(conn, step):
     """A client's dump and restore (SCANDUMP until the iterator is 0, then LOADCHUNK
     of every chunk), summed up as what a client observes: an error, an empty dump, or
     the load's replies (repeats folded, since the chunk counts are each server's own)."""
+    if step.family == "HLL":
+        return copy_hll(conn, step)
     scan, load = f"{step.family}.SCANDUMP", f"{step.family}.LOADCHUNK"
     # Into a fresh key: RedisBloom 2.8 copies chunks into an existing filter's bitmaps
     # at the offsets they name, and can crash doing so.

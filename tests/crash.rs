@@ -1,5 +1,6 @@
 //! Crash safety: a writer in a child process runs a mixed workload (count-min increments,
-//! cuckoo adds and deletes, Bloom adds one by one and in batches, a key created,
+//! cuckoo adds and deletes, Bloom adds one by one and in batches, HyperLogLog adds
+//! answered and blind, a key created,
 //! incremented and deleted over and over) and prints each operation's number once it is acknowledged; the parent kills it
 //! with SIGKILL at a random moment, reopens the store and checks it, for 60 cycles over
 //! one directory (each cycle in its own namespace, all rechecked at the end).
@@ -14,6 +15,7 @@ mod common;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rocksketch::{CmsError, Error, Store, StoreOptions};
+use rocksketch_merge::hll::{position, Registers};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -36,6 +38,8 @@ enum Op {
     CfAdd(u32),
     /// Deletes a cuckoo item the log added before and did not delete yet.
     CfDel(u32),
+    PfAdd(u32),
+    PfBlind(Vec<u32>),
 }
 
 /// The operation log of a cycle: the same for the writer and the checker.
@@ -47,7 +51,7 @@ fn ops(seed: u64) -> impl Iterator<Item = Op> {
         if i == 0 {
             return Op::Init;
         }
-        match rng.gen_range(0..13) {
+        match rng.gen_range(0..15) {
             0..=3 => Op::Incr(rng.gen_range(0..ITEMS), rng.gen_range(1..5)),
             4 | 5 => {
                 next_item += 1;
@@ -61,6 +65,15 @@ fn ops(seed: u64) -> impl Iterator<Item = Op> {
             7 => Op::CreateTmp,
             8 => Op::IncrTmp(rng.gen_range(0..ITEMS)),
             9 => Op::DeleteTmp,
+            13 => {
+                next_item += 1;
+                Op::PfAdd(next_item)
+            }
+            14 => {
+                let ids = (0..3).map(|k| next_item + 1 + k).collect();
+                next_item += 3;
+                Op::PfBlind(ids)
+            }
             12 if !in_cuckoo.is_empty() => {
                 Op::CfDel(in_cuckoo.swap_remove(rng.gen_range(0..in_cuckoo.len())))
             }
@@ -109,6 +122,13 @@ fn apply(store: &Store, ns: u16, op: &Op) {
         }
         Op::CfAdd(id) => ns.cuckoo("cuckoo").add(member(*id)).unwrap(),
         Op::CfDel(id) => assert!(ns.cuckoo("cuckoo").delete(member(*id)).unwrap()),
+        Op::PfAdd(id) => {
+            ns.hll("visitors").add(&[member(*id)]).unwrap();
+        }
+        Op::PfBlind(ids) => {
+            let names: Vec<String> = ids.iter().map(|i| member(*i)).collect();
+            ns.hll("visitors").add_blind(&names).unwrap();
+        }
     }
 }
 
@@ -120,6 +140,8 @@ struct State {
     members: BTreeSet<u32>,
     /// Items in the cuckoo filter (`None` before its first add).
     cuckoo: Option<BTreeSet<u32>>,
+    /// The HyperLogLog's registers (`None` before its first add).
+    visitors: Option<Registers>,
 }
 
 impl State {
@@ -152,6 +174,16 @@ impl State {
                     c.remove(id);
                 }
             }
+            Op::PfAdd(id) => self.raise(&[*id]),
+            Op::PfBlind(ids) => self.raise(ids),
+        }
+    }
+
+    fn raise(&mut self, ids: &[u32]) {
+        let regs = self.visitors.get_or_insert_with(Registers::new);
+        for id in ids {
+            let (index, rank) = position(member(*id).as_bytes());
+            regs.raise(index, rank);
         }
     }
 
@@ -171,6 +203,10 @@ impl State {
             Err(e) => panic!("{e}"),
         };
         if read("counts") != self.counts || read("tmp") != self.tmp {
+            return false;
+        }
+        // A prefix's registers exactly: none lost, none from an operation not made.
+        if ns.hll("visitors").registers().unwrap() != self.visitors {
             return false;
         }
         let cuckoo = ns.cuckoo("cuckoo");

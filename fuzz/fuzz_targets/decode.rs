@@ -6,6 +6,7 @@ use libfuzzer_sys::fuzz_target;
 use rocksketch_merge::bits::{BitDelta, BitPage};
 use rocksketch_merge::counter::{CounterDelta, CounterPage};
 use rocksketch_merge::cuckoo::{FpOps, FpPage};
+use rocksketch_merge::hll::{HllOps, Registers};
 use rocksketch_merge::ribbon::{Shard, StageOps, StagePage};
 use rocksketch_merge::tally::Tally;
 use rocksketch_merge::tdigest::Digest;
@@ -53,6 +54,14 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(page.encode(), data);
     }
     if let Ok(ops) = StageOps::decode(data) {
+        assert_eq!(ops.encode(), data);
+    }
+    // A page holds Redis's register encoding, any valid one; it re-encodes in the
+    // canonical one, to the same registers.
+    if let Ok(regs) = Registers::decode(data) {
+        assert_eq!(Registers::decode(&regs.encode()), Ok(regs));
+    }
+    if let Ok(ops) = HllOps::decode(data) {
         assert_eq!(ops.encode(), data);
     }
     if let Ok(shard) = Shard::decode(data) {

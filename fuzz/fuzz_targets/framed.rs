@@ -10,13 +10,14 @@ use rocksketch_merge::bits::{BitDelta, BitPage};
 use rocksketch_merge::counter::{CounterDelta, CounterPage};
 use rocksketch_merge::cuckoo::{FpOps, FpPage};
 use rocksketch_merge::header::{begin_version, finish, Kind, VERSION_1, VERSION_2};
+use rocksketch_merge::hll::{HllOps, Registers};
 use rocksketch_merge::ribbon::{Shard, StageOps, StagePage};
 use rocksketch_merge::tally::Tally;
 use rocksketch_merge::tdigest::Digest;
 use rocksketch_merge::topk::TopKPage;
 use rocksketch_merge::{full_merge, partial_merge, MAX_PAGE_BYTES};
 
-const KINDS: [Kind; 15] = [
+const KINDS: [Kind; 17] = [
     Kind::CounterPage,
     Kind::CounterDelta,
     Kind::TallyPage,
@@ -32,6 +33,8 @@ const KINDS: [Kind; 15] = [
     Kind::StagePage,
     Kind::StageOps,
     Kind::RibbonPage,
+    Kind::HllPage,
+    Kind::HllOps,
 ];
 
 /// A payload in a valid frame: cuckoo kinds take format version 2 (12-bit
@@ -94,6 +97,14 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(&page.encode(), value);
         }
         if let Ok(ops) = StageOps::decode(value) {
+            assert_eq!(&ops.encode(), value);
+        }
+        // A page holds Redis's register encoding, any valid one; it re-encodes in the
+        // canonical one, to the same registers.
+        if let Ok(regs) = Registers::decode(value) {
+            assert_eq!(Registers::decode(&regs.encode()), Ok(regs));
+        }
+        if let Ok(ops) = HllOps::decode(value) {
             assert_eq!(&ops.encode(), value);
         }
         if let Ok(shard) = Shard::decode(value) {

@@ -161,8 +161,8 @@ fn run(ops: &[Op], options: StoreOptions) {
                         }
                     }
                 }
-                if got.is_ok() {
-                    assert_eq!(got.unwrap(), union.count());
+                if let Ok(count) = got {
+                    assert_eq!(count, union.count());
                 }
             }
             Op::Merge { dest, sources } => {

@@ -11,6 +11,9 @@
 // same layout as a default store passes it wherever a page size is asked for.
 #define RKS_DEFAULT_PAGE_BYTES 16384
 
+// Registers in a HyperLogLog (`RKS_HLL_REGISTERS` bytes for [`rks_hll_registers`]).
+#define RKS_HLL_REGISTERS REGISTERS
+
 // What an operand does to a fingerprint.
 typedef enum {
   // Insert the fingerprint (kicking others out if its buckets are full).
@@ -313,6 +316,44 @@ rks_status rks_fp_count(rks_cuckoo_sub sub,
                         uint32_t bucket,
                         uint16_t fp,
                         uint32_t *count);
+
+// Builds the operand that adds items to a HyperLogLog page (`PFADD` without its
+// answer): item `i` is `items[i]`, `item_lens[i]` bytes.
+//
+// # Safety
+// `items` and `item_lens` hold `n` items each, every item its length of bytes; `buf`
+// is writable and empty.
+rks_status rks_hll_add_operand(const uint8_t *const *items,
+                               const size_t *item_lens,
+                               size_t n,
+                               rks_buf *buf);
+
+// `PFCOUNT` of a stored page: Redis's estimate of the distinct items added.
+//
+// # Safety
+// `page` addresses `len` bytes; `count` is writable.
+rks_status rks_hll_count(const uint8_t *page, size_t len, uint64_t *count);
+
+// Copies a stored page's registers, one byte each, into `regs` (`cap` at least
+// `RKS_HLL_REGISTERS`, else `RKS_BUFFER_TOO_SMALL`).
+//
+// # Safety
+// `page` addresses `len` bytes; `regs` addresses `cap` writable bytes.
+rks_status rks_hll_registers(const uint8_t *page, size_t len, uint8_t *regs, size_t cap);
+
+// The string Redis's `GET` gives for a stored page's registers (`HYLL` header, sparse
+// or dense as Redis keeps them), to hand a HyperLogLog to Redis.
+//
+// # Safety
+// `page` addresses `len` bytes; `buf` is writable and empty.
+rks_status rks_hll_export(const uint8_t *page, size_t len, rks_buf *buf);
+
+// The page holding the registers of a Redis HyperLogLog string (what `SET` of it
+// stores), checked: `RKS_INVALID_ARGUMENT` for a string that is not a valid one.
+//
+// # Safety
+// `string` addresses `len` bytes; `buf` is writable and empty.
+rks_status rks_hll_import(const uint8_t *string, size_t len, rks_buf *buf);
 
 // How many operands merges in this process have skipped because they did not decode
 // (each such page is flagged, and its readers get `RKS_LOST_OPERANDS`).

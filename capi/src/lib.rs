@@ -23,6 +23,7 @@
 mod bloom;
 mod cms;
 mod cuckoo;
+mod hll;
 mod merge;
 mod staging;
 
@@ -32,6 +33,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 pub use bloom::*;
 pub use cms::*;
 pub use cuckoo::*;
+pub use hll::*;
 pub use merge::*;
 pub use staging::*;
 

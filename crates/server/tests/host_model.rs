@@ -4,7 +4,9 @@
 //! they have sent everything. Each client works on keys of its own, so every reply it
 //! gets must be byte for byte the reply the library gives to the same commands run one
 //! at a time on a fresh store; the keys all clients share are checked by invariants
-//! (one winner per Bloom item, count-min answers that are exactly 1..total).
+//! (one winner per Bloom item, count-min answers that are exactly 1..total, at most one
+//! `PFADD` told it changed the HyperLogLog per item, and its registers those of every
+//! item sent).
 
 #[path = "../../../tests/common/mod.rs"]
 mod common;
@@ -33,6 +35,8 @@ enum Expect {
     HotBloom(String),
     /// `CMS.INCRBY hot item 1`: the count after this add.
     HotCount,
+    /// `PFADD hot item`: 0 or 1, and at most one client in all gets the 1.
+    HotHll(String),
 }
 
 struct Script {
@@ -95,7 +99,7 @@ fn script(client: usize, rng: &mut StdRng, len: usize) -> Script {
     }
     while requests.len() < len {
         let run = rng.gen_range(1..=24);
-        let kind = rng.gen_range(0..20);
+        let kind = rng.gen_range(0..23);
         for _ in 0..run {
             let item = format!("i{}", rng.gen_range(0..300));
             let n = rng.gen_range(1..5).to_string();
@@ -144,6 +148,12 @@ fn script(client: usize, rng: &mut StdRng, len: usize) -> Script {
                 18 => {
                     let hot = format!("h{}", rng.gen_range(0..400));
                     (words(&["BF.ADD", "hot:bf", &hot]), Expect::HotBloom(hot))
+                }
+                19 => (words(&["PFADD", &key("hll"), &item, "i9"]), Expect::Own),
+                20 => (words(&["PFCOUNT", &key("hll"), &key("hll2")]), Expect::Own),
+                21 => {
+                    let hot = format!("p{}", rng.gen_range(0..2000));
+                    (words(&["PFADD", "hot:hll", &hot]), Expect::HotHll(hot))
                 }
                 _ => (
                     words(&["CMS.INCRBY", "hot:cms", "total", "1"]),
@@ -259,7 +269,7 @@ fn run_model(seed: u64, clients: usize, len: usize, threads: usize) {
                         Some(bytes)
                     }
                     Expect::Exactly(bytes) => Some(bytes.clone()),
-                    Expect::HotBloom(_) | Expect::HotCount => None,
+                    Expect::HotBloom(_) | Expect::HotCount | Expect::HotHll(_) => None,
                 })
                 .collect()
         })
@@ -309,6 +319,7 @@ fn run_model(seed: u64, clients: usize, len: usize, threads: usize) {
         .collect();
 
     let mut bloom_winners: HashMap<String, usize> = HashMap::new();
+    let mut hll_winners: HashMap<String, usize> = HashMap::new();
     let mut counts = Vec::new();
     for (c, script) in scripts.iter().enumerate() {
         for (i, what) in script.expect.iter().enumerate() {
@@ -321,6 +332,13 @@ fn run_model(seed: u64, clients: usize, len: usize, threads: usize) {
                     b":1\r\n" => *bloom_winners.entry(item.clone()).or_default() += 1,
                     b":0\r\n" => {
                         bloom_winners.entry(item.clone()).or_default();
+                    }
+                    _ => panic!("client {c} request {i} ({}) got {}", request(), shown()),
+                },
+                Expect::HotHll(item) => match got.as_slice() {
+                    b":1\r\n" => *hll_winners.entry(item.clone()).or_default() += 1,
+                    b":0\r\n" => {
+                        hll_winners.entry(item.clone()).or_default();
                     }
                     _ => panic!("client {c} request {i} ({}) got {}", request(), shown()),
                 },
@@ -347,6 +365,27 @@ fn run_model(seed: u64, clients: usize, len: usize, threads: usize) {
         assert_eq!(
             *winners, 1,
             "BF.ADD hot:bf {item}: {winners} clients were told it was new"
+        );
+    }
+    let mut sent = rocksketch_merge::hll::Registers::new();
+    for (item, winners) in &hll_winners {
+        assert!(
+            *winners <= 1,
+            "PFADD hot:hll {item}: {winners} clients told it changed"
+        );
+        let (index, rank) = rocksketch_merge::hll::position(item.as_bytes());
+        sent.raise(index, rank);
+    }
+    let registers = setup.cmd(&["PFDEBUG", "GETREG", "hot:hll"]);
+    let want: Vec<_> = sent
+        .as_bytes()
+        .iter()
+        .map(|r| resp_client::Value::Int(i64::from(*r)))
+        .collect();
+    if !hll_winners.is_empty() {
+        assert!(
+            registers == resp_client::Value::Array(want),
+            "hot:hll lost an add"
         );
     }
     counts.sort_unstable();

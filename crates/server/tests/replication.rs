@@ -59,7 +59,7 @@ fn caught_up(primary: &TestServer, replica: &TestServer) {
     }
 }
 
-const KEYS: &[&str] = &["bf", "cf", "cms", "cms2", "tk", "td"];
+const KEYS: &[&str] = &["bf", "cf", "cms", "cms2", "tk", "td", "hll", "hll2"];
 
 fn create(c: &mut Client) {
     c.cmd(&["BF.RESERVE", "bf", "0.01", "500", "EXPANSION", "2"]);
@@ -85,9 +85,11 @@ fn write_load(addr: SocketAddr, seed: u64, count: usize) {
             40..=44 => c.cmd(&["CF.DEL", "cf", &item]),
             45..=64 => c.cmd(&["CMS.INCRBY", "cms", &item, "2"]),
             65..=74 => c.cmd(&["TOPK.ADD", "tk", &item]),
-            75..=86 => c.cmd(&["TDIGEST.ADD", "td", &item]),
-            87..=89 => c.cmd(&["CMS.MERGE", "cms2", "1", "cms"]),
-            90..=91 => c.cmd(&["DEL", KEYS[(x / 100 % 6) as usize]]),
+            75..=83 => c.cmd(&["TDIGEST.ADD", "td", &item]),
+            84..=86 => c.cmd(&["PFADD", "hll", &item, "x"]),
+            87..=88 => c.cmd(&["CMS.MERGE", "cms2", "1", "cms"]),
+            89 => c.cmd(&["PFMERGE", "hll2", "hll"]),
+            90..=91 => c.cmd(&["DEL", KEYS[(x / 100 % 8) as usize]]),
             _ => {
                 create(&mut c);
                 Value::Nil
@@ -117,6 +119,10 @@ fn answers(server: &TestServer) -> Vec<Value> {
     out.push(c.cmd(&["TOPK.LIST", "tk", "WITHCOUNT"]));
     out.push(c.cmd(&["TDIGEST.INFO", "td"]));
     out.push(c.cmd(&["TDIGEST.QUANTILE", "td", "0.1", "0.5", "0.99"]));
+    for key in ["hll", "hll2"] {
+        out.push(c.cmd(&["PFCOUNT", key]));
+        out.push(c.cmd(&["GET", key]));
+    }
     out
 }
 

@@ -11,6 +11,9 @@
 //! - `PFMERGE` reads each source's page in turn (cached pages are shared, not copied)
 //!   into one union and writes it to the destination as one operand.
 
+#[cfg(feature = "baselines")]
+mod baseline;
+
 use crate::error::{Error, HllError, Result};
 use crate::keys;
 use crate::meta::{KeyType, Meta, Params};

@@ -4,7 +4,7 @@
 
 use super::args::Args;
 use super::batch::Run;
-use super::Reply;
+use super::{reply, Reply};
 use crate::error::{Error, HllError, Result};
 use crate::store::Namespace;
 use rocksketch_merge::hll::redis;
@@ -44,6 +44,22 @@ pub(super) fn pfcount(ns: &Namespace, args: &mut Args) -> Result<Reply> {
         keys => ns.hll_count(keys)?,
     };
     Ok(Reply::Int(i64::try_from(count).unwrap_or(i64::MAX)))
+}
+
+/// A run of `PFCOUNT key`s of one key: one read answers them all (a run where any
+/// names more keys runs one by one).
+pub(super) fn pfcount_run(ns: &Namespace, run: Run) -> Vec<Reply> {
+    let one_key = |args: &mut Args| {
+        args.next_key()?;
+        args.finish()
+    };
+    if run.parse_all(one_key).is_none() {
+        return run.one_by_one(ns);
+    }
+    let count = ns.hll(run.key()).count();
+    run.each(reply(
+        count.map(|c| Reply::Int(i64::try_from(c).unwrap_or(i64::MAX))),
+    ))
 }
 
 /// `PFMERGE destkey [sourcekey ...]`.

@@ -161,6 +161,17 @@ const fn sketch(name: &'static str, arity: i64, flags: Flags, run: SketchFn) -> 
     Spec::new(name, arity, flags, (1, 1, 1), run)
 }
 
+/// An engine command whose keys are at other positions (first, last, step).
+const fn keyed(
+    name: &'static str,
+    arity: i64,
+    flags: Flags,
+    keys: (i64, i64, i64),
+    run: SketchFn,
+) -> Spec<SketchFn> {
+    Spec::new(name, arity, flags, keys, run)
+}
+
 type Flags = &'static [&'static str];
 
 const READ: Flags = &["readonly", "fast"];
@@ -234,9 +245,9 @@ const SKETCH_ROWS: &[Spec<SketchFn>] = &[
     sketch("ribbon.scandump", 3, READ, ribbon::scandump),
     sketch("ribbon.loadchunk", 4, WRITE, ribbon::loadchunk),
     sketch("pfadd", -2, WRITE_FAST, hll::pfadd).batched(hll::pfadd_run),
-    Spec::new("pfcount", -2, &["readonly"], EVERY_KEY, hll::pfcount),
-    Spec::new("pfmerge", -2, WRITE, EVERY_KEY, hll::pfmerge),
-    Spec::new(
+    keyed("pfcount", -2, &["readonly"], EVERY_KEY, hll::pfcount).batched(hll::pfcount_run),
+    keyed("pfmerge", -2, WRITE, EVERY_KEY, hll::pfmerge),
+    keyed(
         "pfdebug",
         3,
         &["write", "denyoom", "admin"],

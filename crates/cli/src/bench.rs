@@ -28,6 +28,7 @@ pub fn run(name: &str, args: Args) -> Result<(), String> {
         "tdigest-add" => crate::bench_tdigest::tdigest_add(args),
         "topk-add" => crate::bench_topk::topk_add(args),
         "ribbon" => crate::bench_ribbon::ribbon(args),
+        "pfadd" => crate::bench_hll::pfadd(args),
         other => Err(format!("unknown benchmark {other}")),
     }
 }

@@ -129,6 +129,7 @@ const BENCHES: &[(&str, &str, &[&str])] = &[
     ("cf-exists", "slot load and stash when the chain first grows, and the false-positive rate, for 8- and 16-bit fingerprints", &["n", "absent"]),
     ("tdigest-add", "TDIGEST.ADD blind and otherwise, add + quantile latency, and rank error at q = 0.5 .. 0.999", &["n", "batch", "queries", "accuracy-n", "seeds"]),
     ("topk-add", "TOPK adds blind, with replies, as read-modify-write and as raw puts, and recall of the true top 100", &["n", "batch", "accuracy-n"]),
+    ("pfadd", "PFADD blind, with replies, as read-modify-write and as raw puts, and bytes on disk per HyperLogLog against Redis's string", &["n", "batch"]),
     ("ribbon", "a Ribbon filter against a Bloom filter at the FPR it measured: bits per item, FPR, build throughput, exists latency", &["n", "absent", "queries"]),
 ];
 

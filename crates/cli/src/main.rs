@@ -4,6 +4,7 @@ mod args;
 mod bench;
 mod bench_bloom;
 mod bench_cuckoo;
+mod bench_hll;
 mod bench_ribbon;
 mod bench_tdigest;
 mod bench_topk;

@@ -29,6 +29,7 @@ pub use ops::{partial_merge, HllOps};
 use crate::error::{Error, Result};
 use crate::hash::murmur64a;
 use crate::header::{self, Kind};
+use std::sync::OnceLock;
 
 /// Register index bits.
 pub const P: u32 = 14;
@@ -52,11 +53,22 @@ pub fn position(item: &[u8]) -> (u16, u8) {
     (index, rest.trailing_zeros() as u8 + 1)
 }
 
-/// The 16384 registers, one byte each: a decoded page.
-#[derive(Clone, PartialEq, Eq)]
+/// The 16384 registers, one byte each: a decoded page. Its count is computed once and
+/// kept until a register changes (Redis caches it in its header likewise), so repeated
+/// `PFCOUNT`s of a cached page cost a load.
+#[derive(Clone)]
 pub struct Registers {
     regs: Box<[u8]>,
+    count: OnceLock<u64>,
 }
+
+impl PartialEq for Registers {
+    fn eq(&self, other: &Registers) -> bool {
+        self.regs == other.regs
+    }
+}
+
+impl Eq for Registers {}
 
 impl std::fmt::Debug for Registers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -74,8 +86,13 @@ impl Default for Registers {
 impl Registers {
     /// All registers zero: an empty HyperLogLog (what a missing page reads as).
     pub fn new() -> Registers {
+        Registers::of(vec![0; REGISTERS].into_boxed_slice())
+    }
+
+    fn of(regs: Box<[u8]>) -> Registers {
         Registers {
-            regs: vec![0; REGISTERS].into_boxed_slice(),
+            regs,
+            count: OnceLock::new(),
         }
     }
 
@@ -87,7 +104,7 @@ impl Registers {
         if regs.iter().any(|r| *r > MAX_RANK) {
             return Err(Error::Invalid("a register above 63"));
         }
-        Ok(Registers { regs: regs.into() })
+        Ok(Registers::of(regs.into()))
     }
 
     /// One byte per register.
@@ -105,6 +122,7 @@ impl Registers {
         match self.regs.get_mut(usize::from(index)) {
             Some(reg) if rank > *reg && rank <= MAX_RANK => {
                 *reg = rank;
+                self.count = OnceLock::new();
                 true
             }
             _ => false,
@@ -116,6 +134,7 @@ impl Registers {
         for (a, b) in self.regs.iter_mut().zip(other.regs.iter()) {
             *a = (*a).max(*b);
         }
+        self.count = OnceLock::new();
     }
 
     /// Raises registers to the values of a dense layout (at most 63 each by width).
@@ -123,6 +142,7 @@ impl Registers {
         for (index, reg) in self.regs.iter_mut().enumerate() {
             *reg = (*reg).max(redis::dense_get(dense, index));
         }
+        self.count = OnceLock::new();
     }
 
     /// How many registers hold each value.
@@ -138,7 +158,9 @@ impl Registers {
 
     /// The estimated cardinality, as Redis's `PFCOUNT` answers it.
     pub fn count(&self) -> u64 {
-        redis::estimate(&self.histogram())
+        *self
+            .count
+            .get_or_init(|| redis::estimate(&self.histogram()))
     }
 
     /// Decodes a stored page.

@@ -121,7 +121,7 @@ pub fn decode_sparse(sparse: &[u8]) -> Result<Registers> {
     if at != REGISTERS {
         return Err(Error::Invalid("sparse opcodes short of the registers"));
     }
-    Ok(Registers { regs: regs.into() })
+    Registers::from_bytes(&regs)
 }
 
 /// Decodes a dense layout; `Invalid` unless it is exactly [`DENSE_BYTES`] long.

@@ -160,3 +160,26 @@ quickcheck! {
         true
     }
 }
+
+#[test]
+fn a_kept_count_follows_every_change() {
+    let mut regs = added(elements(100));
+    assert_eq!(regs.count(), 100);
+    for item in (101..=1000).map(|i| format!("e{i}")) {
+        let (index, rank) = position(item.as_bytes());
+        regs.raise(index, rank);
+    }
+    assert_eq!(regs.count(), 1008);
+    let mut merged = Registers::new();
+    assert_eq!(merged.count(), 0);
+    merged.merge(&regs);
+    assert_eq!(merged.count(), 1008);
+    let mut applied = Registers::new();
+    assert_eq!(applied.count(), 0);
+    assert!(applied.apply_operand(&HllOps::Dense(regs.clone()).encode()));
+    assert_eq!(applied.count(), 1008);
+    let mut paired = Registers::new();
+    assert_eq!(paired.count(), 0);
+    assert!(paired.apply_operand(&HllOps::add(&["a", "b"]).encode()));
+    assert_eq!(paired.count(), 2);
+}

@@ -33,6 +33,28 @@ pub fn run(name: &str, args: Args) -> Result<(), String> {
     }
 }
 
+/// Times `modes` ways of writing the same `batches`, side by side: the batches in
+/// [`ROUNDS`] rounds, each round run by every mode in turn (so drift in the machine
+/// falls on all alike). `write(mode, seq, batch)` writes batch number `seq` one way.
+pub(crate) fn alternating<T>(
+    batches: &[T],
+    modes: usize,
+    mut write: impl FnMut(usize, u64, &T) -> Result<(), String>,
+) -> Result<Vec<Duration>, String> {
+    let mut elapsed = vec![Duration::ZERO; modes];
+    let per_round = batches.len().div_ceil(ROUNDS).max(1);
+    for (round, chunk) in batches.chunks(per_round).enumerate() {
+        for (mode, spent) in elapsed.iter_mut().enumerate() {
+            let started = Instant::now();
+            for (i, batch) in chunk.iter().enumerate() {
+                write(mode, (round * per_round + i) as u64, batch)?;
+            }
+            *spent += started.elapsed();
+        }
+    }
+    Ok(elapsed)
+}
+
 /// A scratch directory, removed at the end unless the user named it.
 pub(crate) struct Scratch {
     pub(crate) path: PathBuf,

@@ -3,14 +3,12 @@
 //! the bytes on disk per HyperLogLog against Redis's encoding of the same registers.
 
 use crate::args::Args;
-use crate::bench::{store_options, Scratch};
+use crate::bench::{alternating, store_options, Scratch};
 use crate::bench_bloom::pages_bytes_on_disk;
 use rocksketch::{Hll, Store, META_CF};
 use rocksketch_merge::hll::redis;
 use serde_json::json;
-use std::time::{Duration, Instant};
 
-const ROUNDS: usize = 4;
 const MODES: [&str; 4] = [
     "blind merge",
     "with replies",
@@ -40,24 +38,16 @@ pub(crate) fn pfadd(args: &Args) -> Result<(), String> {
     }
     let items: Vec<Vec<u8>> = (0..n).map(|i| format!("user:{i}").into_bytes()).collect();
     let batches: Vec<&[Vec<u8>]> = items.chunks(batch.max(1)).collect();
-    let mut elapsed = [Duration::ZERO; 4];
-    let per_round = batches.len().div_ceil(ROUNDS).max(1);
-    for (round, chunk) in batches.chunks(per_round).enumerate() {
-        for (m, (_, hll)) in hlls.iter().enumerate() {
-            let started = Instant::now();
-            for (i, add) in chunk.iter().enumerate() {
-                let seq = (round * per_round + i) as u64;
-                match m {
-                    0 => hll.add_blind(add),
-                    1 => hll.add(add).map(|_| ()),
-                    2 => hll.add_rewriting_page(add),
-                    _ => hll.put_add_operand(add, seq),
-                }
-                .map_err(err)?;
-            }
-            elapsed[m] += started.elapsed();
+    let elapsed = alternating(&batches, MODES.len(), |mode, seq, add| {
+        let hll = &hlls[mode].1;
+        match mode {
+            0 => hll.add_blind(add),
+            1 => hll.add(add).map(|_| ()),
+            2 => hll.add_rewriting_page(add),
+            _ => hll.put_add_operand(add, seq),
         }
-    }
+        .map_err(err)
+    })?;
     let rates: Vec<f64> = elapsed.iter().map(|t| n as f64 / t.as_secs_f64()).collect();
     // The stored registers must agree before the speeds mean anything.
     let regs: Vec<_> = hlls[..3]

@@ -3,15 +3,13 @@
 //! side; then recall of the true top 100 on Zipf streams.
 
 use crate::args::Args;
-use crate::bench::{store_options, Scratch};
+use crate::bench::{alternating, store_options, Scratch};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use rand_distr::Zipf;
 use rocksketch::{Store, TopK};
 use serde_json::json;
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
 
-const ROUNDS: usize = 4;
 const MODES: [&str; 4] = [
     "blind merge",
     "with replies",
@@ -87,24 +85,16 @@ pub(crate) fn topk_add(args: &Args) -> Result<(), String> {
         .chunks(batch.max(1))
         .map(|c| c.iter().map(|i| (i.as_slice(), 1)).collect())
         .collect();
-    let mut elapsed = [Duration::ZERO; 4];
-    let per_round = batches.len().div_ceil(ROUNDS).max(1);
-    for (round, chunk) in batches.chunks(per_round).enumerate() {
-        for (m, (_, top)) in tops.iter().enumerate() {
-            let started = Instant::now();
-            for (i, pairs) in chunk.iter().enumerate() {
-                let seq = (round * per_round + i) as u64;
-                match m {
-                    0 => top.add_blind(pairs),
-                    1 => top.incr_by(pairs).map(|_| ()),
-                    2 => top.add_rewriting_page(pairs),
-                    _ => top.put_add_operand(pairs, seq),
-                }
-                .map_err(err)?;
-            }
-            elapsed[m] += started.elapsed();
+    let elapsed = alternating(&batches, MODES.len(), |mode, seq, pairs| {
+        let top = &tops[mode].1;
+        match mode {
+            0 => top.add_blind(pairs),
+            1 => top.incr_by(pairs).map(|_| ()),
+            2 => top.add_rewriting_page(pairs),
+            _ => top.put_add_operand(pairs, seq),
         }
-    }
+        .map_err(err)
+    })?;
     let rates: Vec<f64> = elapsed.iter().map(|t| n as f64 / t.as_secs_f64()).collect();
     // The stored structures must agree before their speeds mean anything.
     let lists: Vec<_> = tops[..3]

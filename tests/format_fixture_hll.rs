@@ -1,5 +1,6 @@
 //! Formats are forever, for HyperLogLogs: `tests/fixtures/format-hll-2026-12` holds
-//! HyperLogLog keys' metadata, pages in the sparse and the dense encoding (version 1),
+//! HyperLogLog keys' metadata, pages in the packed and the dense encoding (version 1;
+//! a compaction after the first phase materializes the 40-register `small` packed),
 //! operands of pairs and of a dense layout (a `PFMERGE`), and a page put by an import
 //! (`SET`), as compacted pages, operands in an L0 file and operands only in the WAL. It
 //! must read like a fresh store that ran the same operations.

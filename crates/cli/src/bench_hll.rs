@@ -15,9 +15,8 @@ const MODES: [&str; 4] = [
     "read-modify-write",
     "raw puts",
 ];
-/// HyperLogLogs of each size whose bytes on disk are measured, and their sizes.
-const DISK_KEYS: usize = 1000;
-const DISK_SIZES: [u32; 5] = [10, 100, 1000, 3000, 100_000];
+/// The sizes of the HyperLogLogs whose bytes on disk are measured (`--keys` of each).
+const DISK_SIZES: [u32; 6] = [10, 20, 100, 1000, 3000, 100_000];
 
 fn err(e: rocksketch::Error) -> String {
     e.to_string()
@@ -26,6 +25,7 @@ fn err(e: rocksketch::Error) -> String {
 pub(crate) fn pfadd(args: &Args) -> Result<(), String> {
     let n: usize = args.get("n", 1_000_000)?;
     let batch: usize = args.get("batch", 10)?;
+    let keys: usize = args.get("keys", 10_000)?;
     let scratch = Scratch::new(args)?;
     let options = store_options(args)?;
     let mut hlls: Vec<(Store, Hll)> = Vec::new();
@@ -62,7 +62,7 @@ pub(crate) fn pfadd(args: &Args) -> Result<(), String> {
     drop(hlls);
     let disk = DISK_SIZES
         .iter()
-        .map(|size| bytes_on_disk(&scratch, &options, *size))
+        .map(|size| bytes_on_disk(&scratch, &options, *size, keys))
         .collect::<Result<Vec<_>, _>>()?;
     let report = json!({
         "benchmark": "pfadd",
@@ -97,7 +97,7 @@ pub(crate) fn pfadd(args: &Args) -> Result<(), String> {
     ] {
         println!("{label:<32} = {ratio:.2}");
     }
-    println!("bytes on disk per HyperLogLog ({DISK_KEYS} keys each, compacted) vs Redis's string:");
+    println!("bytes on disk per HyperLogLog ({keys} keys each, compacted) vs Redis's string:");
     for (size, ours, theirs) in &disk {
         println!(
             "  {size:>7} distinct: {ours:>8.0} vs {theirs:>8.0}  = {:.2}x",
@@ -107,18 +107,19 @@ pub(crate) fn pfadd(args: &Args) -> Result<(), String> {
     Ok(())
 }
 
-/// [`DISK_KEYS`] HyperLogLogs of `size` distinct items each in a fresh store: the bytes
+/// `keys` HyperLogLogs of `size` distinct items each in a fresh store: the bytes
 /// of its SST files (pages and metadata) per key after a full compaction, and the mean
 /// length of Redis's string of the same registers (what `GET` returns).
 fn bytes_on_disk(
     scratch: &Scratch,
     options: &rocksketch::StoreOptions,
     size: u32,
+    keys: usize,
 ) -> Result<(u32, f64, f64), String> {
     let store =
         Store::open(scratch.path.join(format!("disk-{size}")), options.clone()).map_err(err)?;
     let mut redis_bytes = 0usize;
-    for k in 0..DISK_KEYS {
+    for k in 0..keys {
         let hll = store.hll(format!("visitors:{k}"));
         let items: Vec<String> = (0..size).map(|i| format!("{k}:{i}")).collect();
         for chunk in items.chunks(10_000) {
@@ -135,6 +136,6 @@ fn bytes_on_disk(
         .map_err(|e| e.to_string())?
         .unwrap_or(0);
     let ours = pages_bytes_on_disk(&store)? + meta_bytes;
-    let keys = DISK_KEYS as f64;
+    let keys = keys as f64;
     Ok((size, ours as f64 / keys, redis_bytes as f64 / keys))
 }

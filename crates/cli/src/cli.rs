@@ -129,7 +129,7 @@ const BENCHES: &[(&str, &str, &[&str])] = &[
     ("cf-exists", "slot load and stash when the chain first grows, and the false-positive rate, for 8- and 16-bit fingerprints", &["n", "absent"]),
     ("tdigest-add", "TDIGEST.ADD blind and otherwise, add + quantile latency, and rank error at q = 0.5 .. 0.999", &["n", "batch", "queries", "accuracy-n", "seeds"]),
     ("topk-add", "TOPK adds blind, with replies, as read-modify-write and as raw puts, and recall of the true top 100", &["n", "batch", "accuracy-n"]),
-    ("pfadd", "PFADD blind, with replies, as read-modify-write and as raw puts, and bytes on disk per HyperLogLog against Redis's string", &["n", "batch"]),
+    ("pfadd", "PFADD blind, with replies, as read-modify-write and as raw puts, and bytes on disk per HyperLogLog against Redis's string", &["n", "batch", "keys"]),
     ("ribbon", "a Ribbon filter against a Bloom filter at the FPR it measured: bits per item, FPR, build throughput, exists latency", &["n", "absent", "queries"]),
 ];
 
@@ -144,6 +144,7 @@ fn bench_flag(name: &'static str) -> Arg {
         "write-buffer-mb" => "memtable size",
         "batch" => "items or values per command",
         "accuracy-n" => "items of the accuracy run",
+        "keys" => "keys of each size whose bytes on disk are measured",
         _ => "seeds of the accuracy run",
     };
     valued(name, "N", help)

@@ -7,9 +7,10 @@
 //! or partial, is a register-wise max: commutative and idempotent.
 //!
 //! ```text
-//! HllPage payload: encoding u8 | body
+//! HllPage payload: encoding u8 | body, the shortest of:
 //!   encoding 0 (dense):  12288 bytes, Redis's dense layout (6-bit registers, LSB first)
 //!   encoding 1 (sparse): Redis's sparse opcodes (ZERO, XZERO, VAL), canonical form
+//!   encoding 2 (packed): Rice-coded gaps and unary values (see `packed.rs`)
 //! HllOps payload: form u8 | body
 //!   form 0 (pairs): (register u16 LE, rank u8) repeated
 //!   form 1 (dense): 12288 bytes, the dense layout
@@ -20,6 +21,7 @@
 //! Redis would keep them sparse. Decoded, a page is 16384 bytes, one per register.
 
 mod ops;
+mod packed;
 pub mod redis;
 #[cfg(test)]
 mod tests;
@@ -43,6 +45,8 @@ pub const MAX_RANK: u8 = 63;
 pub const DENSE_BYTES: usize = REGISTERS * 6 / 8;
 /// Redis's seed for MurmurHash64A in `hllPatLen`.
 pub const SEED: u64 = 0xadc8_3b19;
+/// A page's encoding byte for the packed form (Redis's are 0, dense, and 1, sparse).
+const PACKED: u8 = 2;
 
 /// The register and rank of `item`, as Redis's `hllPatLen` derives them.
 pub fn position(item: &[u8]) -> (u16, u8) {
@@ -170,12 +174,19 @@ impl Registers {
             .payload
             .split_first()
             .ok_or(Error::Invalid("empty HyperLogLog page"))?;
-        redis::decode_body(*encoding, body)
+        match *encoding {
+            PACKED => packed::unpack(body),
+            other => redis::decode_body(other, body),
+        }
     }
 
-    /// Encodes the page: Redis's sparse encoding while Redis would keep it, else dense.
+    /// Encodes the page in the shortest form: packed, Redis's sparse or dense (the
+    /// earlier of two of one length).
     pub fn encode(&self) -> Vec<u8> {
-        let (encoding, body) = redis::encode_body(self);
+        let (mut encoding, mut body) = redis::encode_body(self);
+        if let Some(plan) = packed::plan(self).filter(|p| p.len < body.len()) {
+            (encoding, body) = (PACKED, plan.pack());
+        }
         let mut out = header::begin(Kind::HllPage, 1 + body.len());
         out.push(encoding);
         out.extend_from_slice(&body);

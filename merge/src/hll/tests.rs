@@ -149,6 +149,23 @@ quickcheck! {
         Registers::decode(&regs.encode()) == Ok(regs.clone()) && import(&export(&regs)) == Ok(regs)
     }
 
+    /// The packed form of any registers decodes to them, at the length planned, whether
+    /// or not it is the shortest form.
+    fn packed_form_round_trips(set: Vec<(u16, u8)>, spread: bool) -> bool {
+        let mut regs = Registers::new();
+        for (i, r) in set {
+            let index = if spread { i % REGISTERS as u16 } else { i % 64 };
+            regs.raise(index, r % 64);
+        }
+        match super::packed::plan(&regs) {
+            None => regs == Registers::new(),
+            Some(plan) => {
+                let packed = plan.pack();
+                packed.len() == plan.len && super::packed::unpack(&packed) == Ok(regs)
+            }
+        }
+    }
+
     /// No bytes make the importer or the page decoder panic.
     fn any_bytes_are_safe(bytes: Vec<u8>, sparse: bool) -> bool {
         let mut string = b"HYLL".to_vec();
@@ -182,4 +199,53 @@ fn a_kept_count_follows_every_change() {
     assert_eq!(paired.count(), 0);
     assert!(paired.apply_operand(&HllOps::add(&["a", "b"]).encode()));
     assert_eq!(paired.count(), 2);
+}
+
+#[test]
+fn pages_take_the_packed_form_while_it_is_shortest() {
+    use crate::header::HEADER_LEN;
+    for (n, most) in [(10, 25), (100, 160), (1000, 1500)] {
+        let regs = added(elements(n));
+        let page = regs.encode();
+        let redis_body = export(&regs).len() - redis::HEADER_LEN;
+        assert_eq!(page[HEADER_LEN], 2, "{n}: packed");
+        assert!(
+            page.len() - HEADER_LEN - 1 <= most,
+            "{n}: {} bytes",
+            page.len()
+        );
+        assert!(page.len() - HEADER_LEN - 1 < redis_body * 7 / 10, "{n}");
+        assert_eq!(Registers::decode(&page), Ok(regs));
+    }
+    // Empty: Redis's two-byte XZERO; full and high: dense or packed, never longer.
+    assert_eq!(Registers::new().encode()[HEADER_LEN], 1);
+    let many = added(elements(200_000));
+    assert!(many.encode().len() <= HEADER_LEN + 1 + DENSE_BYTES);
+    assert_eq!(Registers::decode(&many.encode()), Ok(many));
+}
+
+#[test]
+fn packed_pages_refuse_what_does_not_decode_exactly() {
+    use crate::header::{begin, finish, Kind};
+    let frame = |payload: &[u8]| {
+        let mut out = begin(Kind::HllPage, payload.len());
+        out.extend_from_slice(payload);
+        finish(out)
+    };
+    let regs = added(elements(30));
+    let page = regs.encode();
+    let payload = &page[crate::header::HEADER_LEN..];
+    assert_eq!(Registers::decode(&frame(payload)), Ok(regs));
+    // Cut short, a byte too many, a nonzero bit past the last register, counts and
+    // parameters out of range.
+    assert!(Registers::decode(&frame(&payload[..payload.len() - 1])).is_err());
+    assert!(Registers::decode(&frame(&[payload, &[0]].concat())).is_err());
+    let mut tail = payload.to_vec();
+    *tail.last_mut().unwrap() |= 0x80;
+    let _ = Registers::decode(&frame(&tail)); // may be a longer valid code; must not panic
+    for fields in [[2, 0, 0, 0], [2, 1, 0, 14], [2, 0x01, 0x40, 0]] {
+        assert!(Registers::decode(&frame(&fields)).is_err(), "{fields:?}");
+    }
+    // A gap past the last register.
+    assert!(Registers::decode(&frame(&[2, 1, 0, 13, 0xff, 0xff, 0xff])).is_err());
 }

@@ -96,6 +96,17 @@ struct Inner {
     abandoned: parking_lot::Mutex<Vec<Vec<u8>>>,
 }
 
+impl Drop for Store {
+    fn drop(&mut self) {
+        // A handle among many (the common case) costs one load.
+        if Arc::strong_count(&self.inner) <= 2 {
+            if let Some(watch) = &self.inner.watch {
+                watch.release(|| Arc::strong_count(&self.inner));
+            }
+        }
+    }
+}
+
 impl Drop for Inner {
     fn drop(&mut self) {
         if let Some(watch) = &self.watch {

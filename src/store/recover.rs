@@ -48,10 +48,16 @@ pub(crate) struct Watch {
     pub(super) cache: Cache,
     state: Mutex<State>,
     wake: Condvar,
+    /// Signalled when a tick ends (see [`Watch::release`]).
+    idle: Condvar,
+    /// The recovery thread, once started.
+    thread: std::sync::OnceLock<std::thread::ThreadId>,
 }
 
 #[derive(Default)]
 struct State {
+    /// The thread holds the store (a tick is running).
+    ticking: bool,
     /// When the first of the failed writes not yet recovered from failed.
     failing_since: Option<Instant>,
     /// Since when the disk has had room for a reopen, while failing.
@@ -67,6 +73,8 @@ impl Watch {
             cache,
             state: Mutex::new(State::default()),
             wake: Condvar::new(),
+            idle: Condvar::new(),
+            thread: std::sync::OnceLock::new(),
         })
     }
 
@@ -100,7 +108,30 @@ impl Watch {
         self.wake.notify_all();
     }
 
+    /// Called as a handle of the store is dropped, with the count of strong references
+    /// to it: the last handle but the one a tick holds waits for the tick to end, so
+    /// that the database closes on the dropping thread, before its drop returns (a
+    /// store opened again at once would otherwise find the database still locked); the
+    /// last handle stops the thread from taking the store again.
+    pub(crate) fn release(&self, count: impl Fn() -> usize) {
+        if self.thread.get() == Some(&std::thread::current().id()) {
+            return;
+        }
+        let mut state = self.state.lock();
+        loop {
+            match count() {
+                1 => {
+                    state.stopped = true;
+                    return;
+                }
+                2 if state.ticking => self.idle.wait(&mut state),
+                _ => return,
+            }
+        }
+    }
+
     fn run(&self, inner: Weak<Inner>) {
+        let _ = self.thread.set(std::thread::current().id());
         loop {
             {
                 let mut state = self.state.lock();
@@ -114,13 +145,16 @@ impl Watch {
                 if state.failing_since.is_none() {
                     continue;
                 }
+                // Taken under the lock the last handle's release takes.
+                state.ticking = true;
             }
             // Only while failing: holding the store here must not close its database
             // from this thread in the common case of a store dropped by its user.
-            let Some(inner) = inner.upgrade() else {
-                return;
-            };
-            self.tick(&Store { inner });
+            if let Some(inner) = inner.upgrade() {
+                self.tick(&Store { inner });
+            }
+            self.state.lock().ticking = false;
+            self.idle.notify_all();
         }
     }
 
@@ -214,4 +248,37 @@ fn wal_bytes(dir: &Path) -> u64 {
         .filter_map(|e| e.metadata().ok())
         .map(|m| m.len())
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A store's last handle dropped while a tick holds the store: the drop waits for
+    /// the tick, so the database is closed when it returns and opens again at once.
+    /// (Found by `disk_recovery`: a store dropped as recovery ended closed on the
+    /// recovery thread, and reopening it found its lock held.)
+    #[test]
+    fn the_last_handle_waits_for_a_tick_and_closes_the_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
+        let watch = Arc::clone(store.inner.watch.as_ref().unwrap());
+        watch.state.lock().ticking = true;
+        // What a tick holds (the recovery thread's own handle skips the release).
+        let held = Arc::clone(&store.inner);
+        let tick = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            drop(held);
+            watch.state.lock().ticking = false;
+            watch.idle.notify_all();
+        });
+        let started = Instant::now();
+        drop(store);
+        assert!(
+            started.elapsed() >= Duration::from_millis(250),
+            "did not wait"
+        );
+        Store::open(dir.path(), StoreOptions::default()).expect("the database was closed");
+        tick.join().unwrap();
+    }
 }

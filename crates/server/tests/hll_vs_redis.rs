@@ -22,7 +22,21 @@ struct RedisServer {
 }
 
 impl RedisServer {
+    /// Starts one on a free port. The port is picked by binding port 0 and letting it
+    /// go, so another server (these tests run in parallel) may take it first: then this
+    /// redis-server exits, and what answers on the port is another process. A server
+    /// counts as started only when the process answering is this child; else another
+    /// port is tried.
     fn start() -> RedisServer {
+        for _ in 0..20 {
+            if let Some(server) = RedisServer::try_start() {
+                return server;
+            }
+        }
+        panic!("redis-server did not start on any of 20 ports");
+    }
+
+    fn try_start() -> Option<RedisServer> {
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .expect("a free port")
@@ -34,12 +48,22 @@ impl RedisServer {
             .spawn()
             .expect("redis-server runs (scripts/setup installs Debian's)");
         let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+        let mut server = RedisServer { child, addr };
         let deadline = Instant::now() + Duration::from_secs(10);
         while std::net::TcpStream::connect(addr).is_err() {
-            assert!(Instant::now() < deadline, "redis-server did not start");
+            if Instant::now() > deadline || !matches!(server.child.try_wait(), Ok(None)) {
+                return None;
+            }
             std::thread::sleep(Duration::from_millis(20));
         }
-        RedisServer { child, addr }
+        let Value::Bulk(info) = Client::connect(addr).cmd(&["INFO", "server"]) else {
+            return None;
+        };
+        let ours = format!("process_id:{}\r\n", server.child.id());
+        let is_child = String::from_utf8_lossy(&info).contains(&ours);
+        let alive = matches!(server.child.try_wait(), Ok(None));
+        // Not ours: dropped, which kills the child if it still runs.
+        (is_child && alive).then_some(server)
     }
 }
 

@@ -173,7 +173,7 @@ impl Hll {
             Hll::new(self.store.clone(), self.ns, source.as_ref().to_vec())
                 .union_into(&mut union)?;
         }
-        self.raise_blind(operand_of(union))
+        self.raise_blind(HllOps::of(union))
     }
 
     /// Raises `union` by this key's registers (nothing for a missing key).
@@ -232,20 +232,5 @@ impl Store {
     /// [`crate::store::Namespace::hll_count`] in namespace 0.
     pub fn hll_count<K: AsRef<[u8]>>(&self, keys: &[K]) -> Result<u64> {
         self.ns(0).hll_count(keys)
-    }
-}
-
-/// The operand raising a page to `regs`: pairs while smaller than the dense layout.
-fn operand_of(regs: Registers) -> HllOps {
-    let pairs: Vec<(u16, u8)> = regs
-        .as_bytes()
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| **r != 0)
-        .map(|(i, r)| (i as u16, *r))
-        .collect();
-    match pairs.len() * 3 < hll::DENSE_BYTES {
-        true => HllOps::Pairs(pairs),
-        false => HllOps::Dense(regs),
     }
 }

@@ -104,21 +104,14 @@ pub(super) fn pfdebug(ns: &Namespace, args: &mut Args) -> Result<Reply> {
 
 /// `PFDEBUG DECODE`'s text of sparse opcodes: `z:len`, `Z:len`, `v:value,len`.
 fn decode_text(sparse: &[u8]) -> String {
-    let mut words = Vec::new();
-    let mut bytes = sparse.iter();
-    while let Some(&op) = bytes.next() {
-        words.push(match op & 0xc0 {
-            0x00 => format!("z:{}", (op & 0x3f) + 1),
-            0x40 => {
-                let low = bytes.next().copied().unwrap_or(0);
-                format!(
-                    "Z:{}",
-                    ((usize::from(op & 0x3f) << 8) | usize::from(low)) + 1
-                )
-            }
-            _ => format!("v:{},{}", ((op >> 2) & 0x1f) + 1, (op & 3) + 1),
-        });
-    }
+    let words: Vec<String> = redis::opcodes(sparse)
+        .map_while(|op| op.ok())
+        .map(|op| match (op.value, op.long) {
+            (0, false) => format!("z:{}", op.len),
+            (0, true) => format!("Z:{}", op.len),
+            (value, _) => format!("v:{value},{}", op.len),
+        })
+        .collect();
     words.join(" ")
 }
 

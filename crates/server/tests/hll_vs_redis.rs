@@ -278,6 +278,12 @@ fn strings_copy_both_ways_with_get_and_set() {
         let mut cmd = words(&["PFADD", key]);
         cmd.extend((0..n).map(|i| format!("{key}{i}").into_bytes()));
         pair.same(&cmd);
+        // Few registers set: Redis's sparse text and ours are the same opcodes (it is
+        // after runs of equal registers that Redis's grouping can differ).
+        if n <= 5 {
+            pair.same(&words(&["PFDEBUG", "DECODE", key]));
+            pair.same(&words(&["PFDEBUG", "ENCODING", key]));
+        }
         // Redis's string into rocksketch, and rocksketch's into Redis.
         let Value::Bulk(from_redis) = pair.theirs.cmd(&["GET", key]) else {
             panic!("Redis has no {key}");

@@ -93,7 +93,7 @@ impl Registers {
         Registers::of(vec![0; REGISTERS].into_boxed_slice())
     }
 
-    fn of(regs: Box<[u8]>) -> Registers {
+    pub(super) fn of(regs: Box<[u8]>) -> Registers {
         Registers {
             regs,
             count: OnceLock::new(),

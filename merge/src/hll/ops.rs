@@ -32,6 +32,23 @@ impl HllOps {
         Ok(HllOps::Pairs(pairs))
     }
 
+    /// The operand raising a page to `regs`: its set registers as pairs while they are
+    /// smaller than the dense layout, else the dense layout.
+    pub fn of(regs: Registers) -> HllOps {
+        let set = regs.as_bytes().iter().filter(|r| **r != 0).count();
+        if set * PAIR_LEN >= DENSE_BYTES {
+            return HllOps::Dense(regs);
+        }
+        let pairs = regs
+            .as_bytes()
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| **r != 0)
+            .map(|(i, r)| (i as u16, *r))
+            .collect();
+        HllOps::Pairs(pairs)
+    }
+
     /// The pairs that add `items`, as Redis's `PFADD` would.
     pub fn add<I: AsRef<[u8]>>(items: &[I]) -> HllOps {
         HllOps::Pairs(items.iter().map(|i| super::position(i.as_ref())).collect())
@@ -144,17 +161,5 @@ pub fn partial_merge(operands: &[&[u8]]) -> Option<Vec<u8>> {
     for view in &views {
         view.apply(&mut regs);
     }
-    let set = regs.as_bytes().iter().filter(|r| **r != 0).count();
-    Some(if set * PAIR_LEN < DENSE_BYTES {
-        let pairs = regs
-            .as_bytes()
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| **r != 0)
-            .map(|(i, r)| (i as u16, *r))
-            .collect();
-        HllOps::Pairs(pairs).encode()
-    } else {
-        HllOps::Dense(regs).encode()
-    })
+    Some(HllOps::of(regs).encode())
 }

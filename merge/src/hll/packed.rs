@@ -137,7 +137,8 @@ pub(super) fn unpack(body: &[u8]) -> Result<Registers> {
         next = index + 1;
     }
     input.finish()?;
-    Registers::from_bytes(&regs)
+    // Every value was checked to be 1 to 63 as it was read.
+    Ok(Registers::of(regs.into_boxed_slice()))
 }
 
 /// Bits, least significant first, gathered a word at a time.

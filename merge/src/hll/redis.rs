@@ -96,22 +96,52 @@ pub fn sparse_of(regs: &Registers) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// One sparse opcode: a run of `len` registers holding `value` (0 for ZERO and XZERO,
+/// `long` for XZERO).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Opcode {
+    /// The registers' value.
+    pub value: u8,
+    /// How many registers.
+    pub len: usize,
+    /// Whether it is the two-byte XZERO.
+    pub long: bool,
+}
+
+/// The opcodes of a sparse body, in order; an `Err` for an XZERO cut short ends it.
+pub fn opcodes(sparse: &[u8]) -> impl Iterator<Item = Result<Opcode>> + '_ {
+    let mut bytes = sparse.iter();
+    std::iter::from_fn(move || {
+        let op = *bytes.next()?;
+        Some(match op & 0xc0 {
+            0x00 => Ok(Opcode {
+                value: 0,
+                len: usize::from(op & 0x3f) + 1,
+                long: false,
+            }),
+            0x40 => match bytes.next() {
+                Some(low) => Ok(Opcode {
+                    value: 0,
+                    len: ((usize::from(op & 0x3f) << 8) | usize::from(*low)) + 1,
+                    long: true,
+                }),
+                None => Err(Error::Invalid("a sparse XZERO cut short")),
+            },
+            _ => Ok(Opcode {
+                value: ((op >> 2) & 0x1f) + 1,
+                len: usize::from(op & 0x3) + 1,
+                long: false,
+            }),
+        })
+    })
+}
+
 /// Decodes sparse opcodes; `Invalid` unless they cover exactly the 16384 registers.
 pub fn decode_sparse(sparse: &[u8]) -> Result<Registers> {
     let mut regs = vec![0u8; REGISTERS];
     let mut at = 0usize;
-    let mut bytes = sparse.iter();
-    while let Some(&op) = bytes.next() {
-        let (value, len) = match op & 0xc0 {
-            0x00 => (0, usize::from(op & 0x3f) + 1),
-            0x40 => {
-                let low = bytes
-                    .next()
-                    .ok_or(Error::Invalid("a sparse XZERO cut short"))?;
-                (0, ((usize::from(op & 0x3f) << 8) | usize::from(*low)) + 1)
-            }
-            _ => (((op >> 2) & 0x1f) + 1, usize::from(op & 0x3) + 1),
-        };
+    for op in opcodes(sparse) {
+        let Opcode { value, len, .. } = op?;
         let run = regs
             .get_mut(at..at + len)
             .ok_or(Error::Invalid("sparse opcodes past the last register"))?;
@@ -121,7 +151,8 @@ pub fn decode_sparse(sparse: &[u8]) -> Result<Registers> {
     if at != REGISTERS {
         return Err(Error::Invalid("sparse opcodes short of the registers"));
     }
-    Registers::from_bytes(&regs)
+    // Every value is 1 to 32: nothing to check again.
+    Ok(Registers::of(regs.into_boxed_slice()))
 }
 
 /// Decodes a dense layout; `Invalid` unless it is exactly [`DENSE_BYTES`] long.

@@ -12,6 +12,7 @@ use crate::error::{BloomError, Error, Result};
 use crate::keys;
 use crate::meta::{BloomParams, KeyType, Meta, Params};
 use crate::store::{KeyGuard, Store};
+use crate::window::{Window, WindowInfo};
 use rocksketch_merge::bits::BitDelta;
 use std::collections::BTreeMap;
 
@@ -25,7 +26,7 @@ mod sizing;
 
 use create::IfMissing;
 pub use debug::SubFilterInfo;
-use pages::{add_operands, contains, Fresh};
+use pages::{add_operands, contains, BitPages, Fresh};
 use sizing::{chain, hashes, sub_of, validate, validate_stored, Sub};
 
 /// RedisBloom's defaults for a filter created by `BF.ADD`.
@@ -78,7 +79,35 @@ impl BloomFilter {
             return Err(BloomError::ItemExists.into());
         }
         let params = validate(error, capacity, expansion)?;
-        self.create(&guard, params).map(|_| ())
+        self.create(&guard, params, None).map(|_| ())
+    }
+
+    /// Creates a filter over a sliding window of the last `window.ms` milliseconds
+    /// (`BF.RESERVE ... WINDOW ms [SLICES g]`): each generation is a chain of its own
+    /// holding `capacity × slice_ms / ms` items (what one slice of the window sees at a
+    /// steady rate) at `error / L`, `L` being the most generations a read combines, so
+    /// a lookup that asks every live generation stays within `error`. A generation that
+    /// takes more grows as any chain does (a non-scaling one refuses).
+    pub fn reserve_windowed(
+        &self,
+        error: f64,
+        capacity: u64,
+        expansion: u32,
+        window: Window,
+    ) -> Result<()> {
+        let guard = self.store.lock(self.ns, &self.key);
+        if guard.typed_meta(KeyType::Bloom)?.is_some() {
+            return Err(BloomError::ItemExists.into());
+        }
+        let asked = validate(error, capacity, expansion)?;
+        let per_slice = (u128::from(capacity) * u128::from(window.slice_ms()))
+            .div_ceil(u128::from(window.ms)) as u64;
+        let params = validate(
+            asked.error / window.max_live() as f64,
+            per_slice.max(1),
+            expansion,
+        )?;
+        self.create(&guard, params, Some(window)).map(|_| ())
     }
 
     /// Adds an item (`BF.ADD`), creating the filter with RedisBloom's defaults if the key
@@ -136,9 +165,18 @@ impl BloomFilter {
         let meta = self.meta_or_create_with(&guard, if_missing)?;
         let mut params = bloom_params(&meta)?;
         let stored_filters = params.filters;
-        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let prefixes = guard.prefixes(&meta);
+        let prefix = prefixes.write().to_vec();
         let hashed: Vec<(u64, u64)> = items.iter().map(|i| hashes(i.as_ref())).collect();
         let pages = self.read_item_pages(&prefix, &params, &hashed)?;
+        // A windowed filter: the older live generations answer whether an item is new,
+        // but an item they hold is still written to the current one, which keeps it
+        // for a whole window from now.
+        let older = prefixes
+            .older()
+            .iter()
+            .map(|p| self.read_item_pages(p, &params, &hashed))
+            .collect::<Result<Vec<BitPages>>>()?;
         let mut counts = self.counts(&prefix)?.per_sub();
         let mut added_to = vec![0u64; MAX_FILTERS as usize];
         // The bits this batch sets, by (sub-filter, page): the operands it writes, and
@@ -154,6 +192,9 @@ impl BloomFilter {
                 added.push(false);
                 continue;
             }
+            let seen = older
+                .iter()
+                .any(|pages| contains(pages, &Fresh::new(), &params, *h));
             let mut newest = params.filters - 1;
             if counts[newest as usize] >= sub_of(&params, newest).capacity {
                 if params.expansion == 0 {
@@ -172,7 +213,7 @@ impl BloomFilter {
             new_bits.entry((newest, page)).or_default().extend(bits);
             counts[newest as usize] += 1;
             added_to[newest as usize] += 1;
-            added.push(true);
+            added.push(!seen);
         }
         let grown = (params.filters > stored_filters).then_some(Meta {
             params: Params::Bloom(params),
@@ -180,7 +221,7 @@ impl BloomFilter {
         });
         // Let go of the pages first: the write applies its bits to the cached pages in
         // place, which would copy a page still shared here.
-        drop(pages);
+        drop((pages, older));
         self.write_adds(&guard, &prefix, &params, grown, new_bits, &added_to)?;
         answers.extend(added);
         outcome
@@ -251,18 +292,19 @@ impl BloomFilter {
             }
         };
         let params = bloom_params(&meta)?;
-        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let prefixes = guard.prefixes(&meta);
+        let prefix = prefixes.write();
         let newest = params.filters - 1;
         let limit = sub_of(&params, newest).capacity;
         let n = items.len() as u64;
         let Some(room) = self
             .store
-            .reserve_count(&self.key, &prefix, newest, n, limit)?
+            .reserve_count(&self.key, prefix, newest, n, limit)?
         else {
             return Ok(false);
         };
         let mut batch = guard.batch()?;
-        for (key, operand) in add_operands(&prefix, &params, items)? {
+        for (key, operand) in add_operands(prefix, &params, items)? {
             batch.merge_page(key, operand);
         }
         self.store.write(batch)?;
@@ -307,13 +349,19 @@ impl BloomFilter {
             return Ok(vec![false; items.len()]);
         };
         let params = bloom_params(&meta)?;
-        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
         let hashed: Vec<(u64, u64)> = items.iter().map(|i| hashes(i.as_ref())).collect();
-        let pages = self.read_item_pages(&prefix, &params, &hashed)?;
-        Ok(hashed
-            .iter()
-            .map(|h| contains(&pages, &Fresh::new(), &params, *h))
-            .collect())
+        let mut found = vec![false; items.len()];
+        // Over a window, each live generation in turn, until every item is found.
+        for prefix in &guard.prefixes(&meta).live {
+            let pages = self.read_item_pages(prefix, &params, &hashed)?;
+            for (found, h) in found.iter_mut().zip(&hashed) {
+                *found = *found || contains(&pages, &Fresh::new(), &params, *h);
+            }
+            if found.iter().all(|f| *f) {
+                break;
+            }
+        }
+        Ok(found)
     }
 
     /// Items added (`BF.CARD`); 0 for a missing key.
@@ -325,11 +373,47 @@ impl BloomFilter {
         }
     }
 
-    /// Items added to the key version `meta` names; its lock must be held.
+    /// Items added to the key version `meta` names (over a window: to its live
+    /// generations); its lock must be held.
     fn card_of(&self, meta: &Meta) -> Result<u64> {
-        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
-        let counts = self.counts(&prefix)?;
-        Ok(counts.items(MAX_FILTERS))
+        let mut items = 0u64;
+        for count in self.generation_items(meta)? {
+            items = items.wrapping_add(count);
+        }
+        Ok(items)
+    }
+
+    /// Items added to each live generation, the current one first (one figure, the
+    /// chain's, without a window).
+    fn generation_items(&self, meta: &Meta) -> Result<Vec<u64>> {
+        let prefixes = crate::window::Prefixes::of(
+            keys::version_prefix(self.ns, &self.key, meta.version),
+            meta.window,
+            self.store.clock().now_ms(),
+        );
+        prefixes
+            .live
+            .iter()
+            .map(|prefix| Ok(self.counts(prefix)?.items(MAX_FILTERS)))
+            .collect()
+    }
+
+    /// The window and each live generation's items (`BF.INFO`'s window fields); `None`
+    /// for a filter without a window, `ERR not found` for a missing key.
+    pub fn window_info(&self) -> Result<Option<WindowInfo>> {
+        let guard = self.store.share(self.ns, &self.key);
+        let meta = guard
+            .typed_meta(KeyType::Bloom)?
+            .ok_or(BloomError::NotFound)?;
+        let Some(window) = meta.window else {
+            return Ok(None);
+        };
+        let fill = self.generation_items(&meta)?;
+        Ok(Some(WindowInfo::new(
+            window,
+            self.store.clock().now_ms(),
+            fill,
+        )))
     }
 
     /// `BF.INFO`'s fields; `ERR not found` for a missing key.

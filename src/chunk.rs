@@ -164,6 +164,17 @@ fn split_page_suffix(prefix: &[u8], key: &[u8]) -> Option<(u16, u32)> {
     Some((u16::from_be_bytes(*sub), u32::from_be_bytes(page)))
 }
 
+/// Dumps do not carry a window's generations yet: `SCANDUMP` of a windowed filter, and
+/// `LOADCHUNK` into one, are refused rather than silently losing the window.
+pub(crate) fn refuse_window(meta: &crate::meta::Meta) -> crate::error::Result<()> {
+    match meta.window {
+        None => Ok(()),
+        Some(_) => Err(crate::error::Error::InvalidArgument(
+            "SCANDUMP and LOADCHUNK do not support windowed filters".to_owned(),
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,6 +16,7 @@ use crate::error::{CmsError, Error, Result};
 use crate::fast::FastMap;
 use crate::meta::{CmsParams, KeyType, Meta, Params};
 use crate::store::{KeyGuard, Store};
+use crate::window::{Window, WindowInfo};
 use rocksdb::ReadOptions;
 use rocksketch_merge::counter::CounterDelta;
 use rocksketch_merge::tally::Tally;
@@ -69,6 +70,27 @@ impl Cms {
     /// # Ok(()) }
     /// ```
     pub fn init_by_dim(&self, width: u64, depth: u64) -> Result<()> {
+        self.init(width, depth, None)
+    }
+
+    /// [`Cms::init_by_dim`] over a sliding window (`CMS.INITBYDIM ... WINDOW ms`): a
+    /// sketch of `width` × `depth` per generation, queries summing the live ones.
+    pub fn init_by_dim_windowed(&self, width: u64, depth: u64, window: Window) -> Result<()> {
+        self.init(width, depth, Some(window))
+    }
+
+    /// [`Cms::init_by_prob`] over a sliding window.
+    pub fn init_by_prob_windowed(
+        &self,
+        error: f64,
+        probability: f64,
+        window: Window,
+    ) -> Result<()> {
+        let (width, depth) = dims_from_prob(error, probability)?;
+        self.init(width, depth, Some(window))
+    }
+
+    fn init(&self, width: u64, depth: u64, window: Option<Window>) -> Result<()> {
         let guard = self.store.lock(self.ns, &self.key);
         // An expired key's pages go with the new metadata, in one batch (`put_meta`).
         if guard.meta()?.is_some() {
@@ -92,11 +114,12 @@ impl Cms {
         }
         // No pages are written: a missing page reads as zeros.
         let page_cells = self.store.page_cells();
-        guard.create(Params::Cms(CmsParams {
+        let params = Params::Cms(CmsParams {
             width,
             depth,
             page_cells,
-        }))?;
+        });
+        guard.create_windowed(params, window)?;
         Ok(())
     }
 
@@ -165,7 +188,12 @@ impl Cms {
         let before = db.snapshot();
         let slots = layout.item_slots(items.iter().map(|(item, _)| *item));
         self.write_increments(&layout, items, &slots)?;
-        Ok(self.estimates_after(&layout, &before, items, &slots))
+        Ok(self
+            .estimates_after(&layout, &before, items, &slots)
+            .and_then(|mut estimates| {
+                self.add_older(&layout, &slots, &mut estimates)?;
+                Ok(estimates)
+            }))
     }
 
     /// What `items` read after their increments were written (see
@@ -235,13 +263,21 @@ impl Cms {
         Ok(estimates)
     }
 
-    /// The estimate of each item (`CMS.QUERY`).
+    /// The estimate of each item (`CMS.QUERY`); over a window, the sum of each live
+    /// generation's estimate.
     pub fn query<I: AsRef<[u8]>>(&self, items: &[I]) -> Result<Vec<u32>> {
         let guard = self.store.share(self.ns, &self.key);
         let layout = self.layout(&guard)?;
         let slots = layout.item_slots(items.iter().map(AsRef::as_ref));
-        let pages = self.read_pages(&layout, &slots)?;
-        Ok((0..items.len())
+        let mut estimates = self.estimates_in(&layout, &slots, items.len())?;
+        self.add_older(&layout, &slots, &mut estimates)?;
+        Ok(estimates)
+    }
+
+    /// Each item's estimate in the sketch (or generation) `layout` names.
+    fn estimates_in(&self, layout: &Layout, slots: &ItemSlots, n: usize) -> Result<Vec<u32>> {
+        let pages = self.read_pages(layout, slots)?;
+        Ok((0..n)
             .map(|i| {
                 slots
                     .of(i)
@@ -253,6 +289,20 @@ impl Cms {
             .collect())
     }
 
+    /// Adds the older live generations' estimates of a windowed sketch to `estimates`
+    /// (the current generation's): each generation's estimate is at least its true
+    /// count, so the sum is at least the window's, and tighter than the minimum of
+    /// summed rows.
+    fn add_older(&self, layout: &Layout, slots: &ItemSlots, estimates: &mut [u32]) -> Result<()> {
+        for older in layout.older_generations() {
+            let theirs = self.estimates_in(&older, slots, estimates.len())?;
+            for (sum, e) in estimates.iter_mut().zip(theirs) {
+                *sum = sum.saturating_add(e);
+            }
+        }
+        Ok(())
+    }
+
     /// Width, depth and total count (`CMS.INFO`).
     pub fn info(&self) -> Result<CmsInfo> {
         let guard = self.store.share(self.ns, &self.key);
@@ -260,8 +310,36 @@ impl Cms {
         Ok(CmsInfo {
             width: layout.params.width,
             depth: layout.params.depth,
-            count: self.read_count(&layout, &ReadOptions::default())?,
+            count: self.window_count(&layout)?,
         })
+    }
+
+    /// The window and each live generation's count (`CMS.INFO`'s window fields);
+    /// `None` for a sketch without a window.
+    pub fn window_info(&self) -> Result<Option<WindowInfo>> {
+        let guard = self.store.share(self.ns, &self.key);
+        let layout = self.layout(&guard)?;
+        let Some(window) = layout.window else {
+            return Ok(None);
+        };
+        let mut fill = Vec::new();
+        for generation in layout.generations() {
+            fill.push(self.read_count(&generation, &ReadOptions::default())?);
+        }
+        Ok(Some(WindowInfo::new(
+            window,
+            self.store.clock().now_ms(),
+            fill,
+        )))
+    }
+
+    /// The total count over the live generations (the sketch's, without a window).
+    fn window_count(&self, layout: &Layout) -> Result<u64> {
+        let mut count = 0u64;
+        for generation in layout.generations() {
+            count = count.wrapping_add(self.read_count(&generation, &ReadOptions::default())?);
+        }
+        Ok(count)
     }
 
     /// Width and depth, or RedisBloom's error for a missing key or another type.
@@ -276,9 +354,16 @@ impl Cms {
     }
 
     fn check(&self, meta: Option<Meta>) -> Result<Layout> {
+        self.check_at(meta, self.store.clock().now_ms())
+    }
+
+    /// [`Cms::check`], a window read at `now`.
+    fn check_at(&self, meta: Option<Meta>, now: u64) -> Result<Layout> {
         match meta {
             None => Err(CmsError::KeyDoesNotExist.into()),
-            Some(meta) if meta.key_type() == KeyType::Cms => Layout::new(self.ns, &self.key, &meta),
+            Some(meta) if meta.key_type() == KeyType::Cms => {
+                Layout::new(self.ns, &self.key, &meta, now)
+            }
             Some(_) => Err(Error::WrongType),
         }
     }

@@ -75,6 +75,7 @@ pub use rocksketch_resp as resp;
 mod store;
 pub mod tdigest;
 pub mod topk;
+pub mod window;
 
 pub use bloom::{BloomFilter, BloomInfo};
 pub use cms::{Cms, CmsInfo};
@@ -93,3 +94,4 @@ pub use store::{
 };
 pub use tdigest::{TDigest, TDigestInfo};
 pub use topk::TopK;
+pub use window::{Clock, Window, WindowInfo};

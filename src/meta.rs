@@ -16,6 +16,9 @@
 //! Top-K params, 20 bytes: k u32 LE | width u32 LE | depth u32 LE | decay f64 LE
 //! Ribbon params: see [`RibbonParams`]
 //! HyperLogLog params: none (0 bytes)
+//!
+//! Format 2 is format 1 with a window after the params (counted in params_len):
+//! window_ms u64 LE | slices u16 LE (see [`crate::window`]).
 //! ```
 
 mod params;
@@ -24,6 +27,7 @@ mod ribbon;
 pub use params::{BloomParams, CuckooParams, TDigestParams};
 pub use ribbon::{RibbonParams, MAX_EPOCHS, MAX_GENERATIONS};
 
+use crate::window::Window;
 use rocksketch_merge::bytes::{le_u32, le_u64};
 use rocksketch_merge::Error as CodecError;
 
@@ -36,6 +40,8 @@ const EXPIRE_OFFSET: usize = VERSION_OFFSET + 8;
 const PARAMS_OFFSET: usize = EXPIRE_OFFSET + 8;
 const CRC_LEN: usize = 4;
 const FORMAT_1: u8 = 1;
+/// Format 1 with a window (Bloom, cuckoo and count-min keys).
+const FORMAT_WINDOWED: u8 = 2;
 const CMS_PARAMS_LEN: usize = 12;
 
 /// The type of structure a key holds.
@@ -131,6 +137,8 @@ pub struct Meta {
     /// Unix time in milliseconds at which the key expires; 0 for never.
     pub expire_at_ms: u64,
     pub params: Params,
+    /// The sliding window of a windowed filter or sketch.
+    pub window: Option<Window>,
 }
 
 impl Meta {
@@ -165,9 +173,15 @@ impl Meta {
             Params::Ribbon(p) => p.encode_into(&mut params),
             Params::Hll => {}
         }
+        if let Some(window) = &self.window {
+            window.encode_into(&mut params);
+        }
         let mut out = Vec::with_capacity(PARAMS_OFFSET + params.len() + CRC_LEN);
         out.push(self.key_type().tag());
-        out.push(FORMAT_1);
+        out.push(match self.window {
+            None => FORMAT_1,
+            Some(_) => FORMAT_WINDOWED,
+        });
         out.extend_from_slice(&0u16.to_le_bytes());
         out.extend_from_slice(&(params.len() as u32).to_le_bytes());
         out.extend_from_slice(&self.version.to_le_bytes());
@@ -205,10 +219,16 @@ impl Meta {
         if expected != got {
             return Err(CodecError::ChecksumMismatch { expected, got });
         }
-        if fixed[FORMAT_OFFSET] != FORMAT_1 {
-            return Err(CodecError::UnsupportedVersion(fixed[FORMAT_OFFSET]));
-        }
         let params = &body[PARAMS_OFFSET..];
+        let (params, window) = match fixed[FORMAT_OFFSET] {
+            FORMAT_1 => (params, None),
+            FORMAT_WINDOWED if params.len() >= Window::ENCODED_LEN => {
+                let (params, window) = params.split_at(params.len() - Window::ENCODED_LEN);
+                (params, Some(Window::decode(window)?))
+            }
+            FORMAT_WINDOWED => return Err(CodecError::Invalid("window missing")),
+            other => return Err(CodecError::UnsupportedVersion(other)),
+        };
         let params = match fixed[TYPE_OFFSET] {
             1 if params.len() == CMS_PARAMS_LEN => {
                 let p = CmsParams {
@@ -252,10 +272,19 @@ impl Meta {
             7 => return Err(CodecError::Invalid("HyperLogLog parameters where none are")),
             other => return Err(CodecError::UnknownKind(other)),
         };
+        if window.is_some()
+            && !matches!(
+                params,
+                Params::Cms(_) | Params::Bloom(_) | Params::Cuckoo(_)
+            )
+        {
+            return Err(CodecError::Invalid("a window on a type without windows"));
+        }
         Ok(Meta {
             version: le_u64(fixed, VERSION_OFFSET)?,
             expire_at_ms: le_u64(fixed, EXPIRE_OFFSET)?,
             params,
+            window,
         })
     }
 }
@@ -273,7 +302,25 @@ mod tests {
                 depth: 7,
                 page_cells: 1024,
             }),
+            window: None,
         }
+    }
+
+    #[test]
+    fn a_window_round_trips_and_older_records_read_without_one() {
+        let windowed = Meta {
+            window: Some(Window::new(60_000, 8).unwrap()),
+            ..sample()
+        };
+        let bytes = windowed.encode();
+        assert_eq!(bytes[FORMAT_OFFSET], FORMAT_WINDOWED);
+        assert_eq!(Meta::decode(&bytes), Ok(windowed));
+        assert_eq!(sample().encode()[FORMAT_OFFSET], FORMAT_1);
+        let topk = Meta {
+            params: Params::Hll,
+            ..windowed
+        };
+        assert!(Meta::decode(&topk.encode()).is_err());
     }
 
     #[test]

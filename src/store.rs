@@ -94,6 +94,11 @@ struct Inner {
     /// Key versions of multi-batch writes given up while writes failed, whose pages
     /// are still to be dropped (see `pending.rs`).
     abandoned: parking_lot::Mutex<Vec<Vec<u8>>>,
+    /// The time windows are read by.
+    clock: crate::Clock,
+    /// The oldest live generation each windowed key version had when the sweep last
+    /// dropped its older ones, by version prefix (see [`crate::window`]).
+    swept: BoundedMap<u64>,
 }
 
 impl Drop for Store {
@@ -193,12 +198,19 @@ impl Store {
                 combiners: Combiners::default(),
                 hot: HotPages::new(options.page_cache_bytes),
                 abandoned: Default::default(),
+                swept: BoundedMap::new(options.meta_cache_entries.max(1)),
+                clock: options.clock,
             }),
         };
         if !options.replica {
             store.drop_abandoned_versions()?;
         }
         Ok(store)
+    }
+
+    /// The time sliding windows are read by ([`StoreOptions::clock`]).
+    pub fn clock(&self) -> &crate::Clock {
+        &self.inner.clock
     }
 
     /// The keys of namespace `ns` (Redis's numbered databases map to namespaces).
@@ -339,6 +351,7 @@ impl Store {
             version: self.next_version(),
             expire_at_ms: 0,
             params,
+            window: None,
         };
         let prefix = keys::version_prefix(ns, key, meta.version);
         let mut batch = self.batch()?;

@@ -55,11 +55,17 @@ impl BloomFilter {
         }
     }
 
-    pub(super) fn create(&self, guard: &KeyGuard, params: BloomParams) -> Result<Meta> {
+    pub(super) fn create(
+        &self,
+        guard: &KeyGuard,
+        params: BloomParams,
+        window: Option<crate::Window>,
+    ) -> Result<Meta> {
         let page_bits = self.store.page_cells() * 32;
-        guard.create(Params::Bloom(BloomParams {
+        let params = Params::Bloom(BloomParams {
             page_bits,
             ..params
-        }))
+        });
+        guard.create_windowed(params, window)
     }
 }

@@ -61,6 +61,7 @@ impl ChainDump for BloomFilter {
 
     fn chain(&self, guard: &KeyGuard) -> Result<Chain<BloomParams>> {
         let (meta, params, prefix) = self.existing(guard)?;
+        crate::chunk::refuse_window(&meta)?;
         let pages = (0..params.filters)
             .map(|sub| sub_of(&params, sub).pages)
             .collect();
@@ -121,6 +122,7 @@ impl ChainDump for BloomFilter {
         let meta = guard
             .typed_meta(KeyType::Bloom)?
             .ok_or(BloomError::NotFound)?;
+        crate::chunk::refuse_window(&meta)?;
         let params = bloom_params(&meta)?;
         let (sub, page, bitmap) = chunk::split_page(payload).ok_or_else(bad)?;
         if sub >= params.filters {

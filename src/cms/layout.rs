@@ -3,22 +3,37 @@
 use crate::error::{Error, Result};
 use crate::keys::{self, TALLY_SUB};
 use crate::meta::{CmsParams, Meta, Params};
+use crate::window::{Prefixes, Window};
 use rocksketch_merge::layout::cms::CmsLayout;
 
-/// Where one key's counters live.
+/// Where one key's counters live. A windowed sketch is a sketch per generation: the
+/// layout's `prefix` is the current generation's (where increments go), `older` the
+/// other live ones' (which reads add in).
 #[derive(Debug, Clone)]
 pub(super) struct Layout {
     pub(super) params: CmsParams,
     pub(super) prefix: Vec<u8>,
+    pub(super) older: Vec<Vec<u8>>,
+    pub(super) window: Option<Window>,
 }
 
 impl Layout {
-    pub(super) fn new(ns: u16, key: &[u8], meta: &Meta) -> Result<Layout> {
+    /// The layout of the key version `meta` as read at `now` (the store's clock).
+    pub(super) fn new(ns: u16, key: &[u8], meta: &Meta, now: u64) -> Result<Layout> {
         match meta.params {
-            Params::Cms(params) => Ok(Layout {
-                params,
-                prefix: keys::version_prefix(ns, key, meta.version),
-            }),
+            Params::Cms(params) => {
+                let prefixes = Prefixes::of(
+                    keys::version_prefix(ns, key, meta.version),
+                    meta.window,
+                    now,
+                );
+                Ok(Layout {
+                    params,
+                    prefix: prefixes.write().to_vec(),
+                    older: prefixes.older().to_vec(),
+                    window: meta.window,
+                })
+            }
             Params::Bloom(_)
             | Params::Cuckoo(_)
             | Params::TDigest(_)
@@ -26,6 +41,26 @@ impl Layout {
             | Params::Ribbon(_)
             | Params::Hll => Err(Error::WrongType),
         }
+    }
+
+    /// Each older live generation as a sketch of its own (none without a window).
+    pub(super) fn older_generations(&self) -> impl Iterator<Item = Layout> + '_ {
+        self.older.iter().map(|prefix| Layout {
+            params: self.params,
+            prefix: prefix.clone(),
+            older: Vec::new(),
+            window: None,
+        })
+    }
+
+    /// Every live generation, the current one first (the layout itself without a
+    /// window): what a merge or `CMS.INFO` visits.
+    pub(super) fn generations(&self) -> impl Iterator<Item = Layout> + '_ {
+        let current = Layout {
+            older: Vec::new(),
+            ..self.clone()
+        };
+        std::iter::once(current).chain(self.older_generations())
     }
 
     pub(super) fn shape(&self) -> CmsLayout {

@@ -35,7 +35,10 @@ impl Cms {
     /// merge is applied after it: none is lost.
     pub fn merge<K: AsRef<[u8]>>(&self, sources: &[(K, i64)]) -> Result<()> {
         let guard = self.store.lock(self.ns, &self.key);
-        let dest = self.layout(&guard)?;
+        // One time for every sketch, so that windowed ones line up generation by
+        // generation.
+        let now = self.store.clock().now_ms();
+        let dest = self.check_at(guard.meta()?, now)?;
         // Each source's metadata and pages from one snapshot, taken first (a source
         // deleted and made again between a metadata read and a later snapshot would
         // read as zeros).
@@ -46,31 +49,48 @@ impl Cms {
         let mut layouts = Vec::with_capacity(sources.len());
         for (source, weight) in sources {
             let meta = guard.other_meta_at(source.as_ref(), &read_opts)?;
-            let layout =
-                Cms::new(self.store.clone(), self.ns, source.as_ref().to_vec()).check(meta)?;
+            let layout = Cms::new(self.store.clone(), self.ns, source.as_ref().to_vec())
+                .check_at(meta, now)?;
             if (layout.params.width, layout.params.depth) != (dest.params.width, dest.params.depth)
             {
                 return Err(CmsError::DimensionsDiffer.into());
             }
+            if layout.window != dest.window {
+                return Err(CmsError::WindowsDiffer.into());
+            }
             layouts.push((layout, *weight));
         }
         // Each result page reads at least one page of each source, and every page of a
-        // source with smaller pages.
+        // source with smaller pages; a window repeats that for each live generation.
+        let generations = 1 + dest.older.len() as u64;
         let reads = layouts.iter().fold(0u64, |reads, (layout, _)| {
-            reads.saturating_add(u64::from(dest.pages().max(layout.pages())))
+            reads.saturating_add(u64::from(dest.pages().max(layout.pages())) * generations)
         });
         if reads > MAX_MERGE_READS {
             return Err(CmsError::MergeTooLarge.into());
         }
 
-        let mut counts = Vec::with_capacity(layouts.len());
-        for (layout, weight) in &layouts {
-            counts.push((i128::from(self.read_count(layout, &read_opts)?), *weight));
+        // Generation by generation (one, without a window): the sources' j-th live
+        // generation summed into the result's.
+        let per_generation: Vec<Vec<(Layout, i64)>> = (0..generations as usize)
+            .map(|j| {
+                layouts
+                    .iter()
+                    .filter_map(|(layout, weight)| Some((layout.generations().nth(j)?, *weight)))
+                    .collect()
+            })
+            .collect();
+        let mut totals = Vec::with_capacity(per_generation.len());
+        for sources in &per_generation {
+            let mut counts = Vec::with_capacity(sources.len());
+            for (layout, weight) in sources {
+                counts.push((i128::from(self.read_count(layout, &read_opts)?), *weight));
+            }
+            match weighted_sum(counts) {
+                Some(count) if count >= 0 => totals.push(count as u64),
+                _ => return Err(CmsError::MergeOverflow.into()),
+            }
         }
-        let count = match weighted_sum(counts) {
-            Some(count) if count >= 0 => count,
-            _ => return Err(CmsError::MergeOverflow.into()),
-        };
 
         let Some(old) = guard.meta()? else {
             return Err(CmsError::KeyDoesNotExist.into());
@@ -79,24 +99,32 @@ impl Cms {
             version: self.store.next_version(),
             ..old
         };
-        let result = Layout::new(self.ns, &self.key, &meta)?;
-        self.store.mark_pending(&result.prefix)?;
-        let switched = self
-            .write_sums(&result, &layouts, &read_opts)
-            .and_then(|()| {
+        let result = Layout::new(self.ns, &self.key, &meta, now)?;
+        let version_prefix = guard.prefix(&meta);
+        self.store.mark_pending(&version_prefix)?;
+        let switched = result
+            .generations()
+            .zip(&per_generation)
+            .zip(&totals)
+            .try_for_each(|((generation, sources), total)| {
+                self.write_sums(&generation, sources, &read_opts)?;
                 let mut batch = self.store.batch()?;
                 batch.put_page(
-                    result.tally_key(),
-                    Tally::new(vec![count as u64]).encode_page(),
+                    generation.tally_key(),
+                    Tally::new(vec![*total]).encode_page(),
                 );
-                self.store.clear_pending_into(&mut batch, &result.prefix);
+                self.store.write(batch)
+            })
+            .and_then(|()| {
+                let mut batch = self.store.batch()?;
+                self.store.clear_pending_into(&mut batch, &version_prefix);
                 // The switch: the new version's metadata, and the old version's pages dropped.
                 guard.put_meta(meta, batch)
             });
         if switched.is_err() {
             // Cut short (a full disk): the destination keeps its old version, and the
             // new one's pages go now or once writes are accepted again.
-            self.store.abandon_pending(&result.prefix);
+            self.store.abandon_pending(&version_prefix);
         }
         switched
     }

@@ -4,7 +4,7 @@ use super::args::Args;
 use super::batch::Run;
 use super::parse::{arg_index, parse_f64, parse_i64};
 use super::{key_and_cursor, key_and_item};
-use super::{KeyAndList, Reply};
+use super::{window, KeyAndList, Reply};
 use crate::bloom::{
     BloomInfo, DEFAULT_CAPACITY, DEFAULT_ERROR, DEFAULT_EXPANSION, MAX_CAPACITY, MAX_EXPANSION,
 };
@@ -15,7 +15,8 @@ use crate::store::Namespace;
 /// order. Like RedisBloom, it looks for each option word anywhere among the arguments
 /// (the key and the numbers too) and passes over any other word.
 pub(super) fn reserve(ns: &Namespace, args: &mut Args) -> Result<Reply> {
-    let all = { *args }.rest();
+    let (all, window) = window::split(args.command(), { *args }.rest(), 3)?;
+    let args = &mut Args::of(args.command(), all);
     if all.len() > 6 {
         return Err(args.wrong_arity());
     }
@@ -45,7 +46,12 @@ pub(super) fn reserve(ns: &Namespace, args: &mut Args) -> Result<Reply> {
         }
     };
     let expansion = if nonscaling { 0 } else { expansion };
-    ns.bloom(key).reserve(error, capacity, expansion)?;
+    match window {
+        None => ns.bloom(key).reserve(error, capacity, expansion)?,
+        Some(window) => ns
+            .bloom(key)
+            .reserve_windowed(error, capacity, expansion, window)?,
+    }
     Ok(Reply::ok())
 }
 
@@ -175,7 +181,9 @@ pub(super) fn info(ns: &Namespace, args: &mut Args) -> Result<Reply> {
     let key = args.next_key()?;
     let wanted = args.next_opt();
     args.finish()?;
-    let fields = fields(&ns.bloom(key).info()?);
+    let filter = ns.bloom(key);
+    let mut fields = fields(&filter.info()?);
+    fields.extend(window::info_fields(filter.window_info()?));
     let short = ["CAPACITY", "SIZE", "FILTERS", "ITEMS", "EXPANSION"];
     super::info_reply(fields, &short, wanted)
 }

@@ -3,7 +3,7 @@
 use super::args::Args;
 use super::batch::Run;
 use super::parse::{arg_index, parse_f64, parse_i64};
-use super::{KeyAndList, Reply};
+use super::{window, KeyAndList, Reply};
 use crate::error::{CmsError, Result};
 use crate::store::Namespace;
 
@@ -18,29 +18,37 @@ fn probability(arg: &[u8], bad: CmsError) -> Result<f64> {
     Ok(parse_f64(arg).filter(|v| *v > 0.0 && *v < 1.0).ok_or(bad)?)
 }
 
-/// `CMS.INITBYDIM key width depth`: the key is checked before the numbers are.
+/// `CMS.INITBYDIM key width depth [WINDOW ms [SLICES g]]`: the key is checked before
+/// the numbers are.
 pub(super) fn init_by_dim(ns: &Namespace, args: &mut Args) -> Result<Reply> {
     let (key, width, depth) = (args.next_key()?, args.next_arg()?, args.next_arg()?);
-    args.finish()?;
+    let window = window::trailing(args)?;
     if ns.exists(key)? {
         return Err(CmsError::KeyAlreadyExists.into());
     }
     let width = dimension(width, CmsError::InvalidWidth)?;
     let depth = dimension(depth, CmsError::InvalidDepth)?;
-    ns.cms(key).init_by_dim(width, depth)?;
+    match window {
+        None => ns.cms(key).init_by_dim(width, depth)?,
+        Some(window) => ns.cms(key).init_by_dim_windowed(width, depth, window)?,
+    }
     Ok(Reply::ok())
 }
 
-/// `CMS.INITBYPROB key error probability`: the key is checked before the numbers are.
+/// `CMS.INITBYPROB key error probability [WINDOW ms [SLICES g]]`: the key is checked
+/// before the numbers are.
 pub(super) fn init_by_prob(ns: &Namespace, args: &mut Args) -> Result<Reply> {
     let (key, error, prob) = (args.next_key()?, args.next_arg()?, args.next_arg()?);
-    args.finish()?;
+    let window = window::trailing(args)?;
     if ns.exists(key)? {
         return Err(CmsError::KeyAlreadyExists.into());
     }
     let error = probability(error, CmsError::InvalidOverestimation)?;
     let prob = probability(prob, CmsError::InvalidProb)?;
-    ns.cms(key).init_by_prob(error, prob)?;
+    match window {
+        None => ns.cms(key).init_by_prob(error, prob)?,
+        Some(window) => ns.cms(key).init_by_prob_windowed(error, prob, window)?,
+    }
     Ok(Reply::ok())
 }
 
@@ -180,12 +188,16 @@ pub(super) fn merge(ns: &Namespace, args: &mut Args) -> Result<Reply> {
 pub(super) fn info(ns: &Namespace, args: &mut Args) -> Result<Reply> {
     let key = args.next_key()?;
     args.finish()?;
-    let info = ns.cms(key).info()?;
-    let field = |name: &str| Reply::Simple(name.to_owned());
-    Ok(Reply::Map(vec![
+    let cms = ns.cms(key);
+    let info = cms.info()?;
+    let field = |name: &str| Reply::Simple(name.to_lowercase());
+    let mut fields = vec![
         (field("width"), Reply::Int(i64::from(info.width))),
         (field("depth"), Reply::Int(i64::from(info.depth))),
         // RedisBloom replies with its size_t count as a long long.
         (field("count"), Reply::Int(info.count as i64)),
-    ]))
+    ];
+    let windowed = window::info_fields(cms.window_info()?);
+    fields.extend(windowed.into_iter().map(|(name, v)| (field(name), v)));
+    Ok(Reply::Map(fields))
 }

@@ -13,6 +13,7 @@ mod ribbon;
 pub mod table;
 mod tdigest;
 mod topk;
+mod window;
 mod wire;
 
 pub use batch::execute_pipeline;

@@ -56,6 +56,7 @@ impl ChainDump for CuckooFilter {
 
     fn chain(&self, guard: &KeyGuard) -> Result<Chain<CuckooParams>> {
         let (meta, params, prefix) = self.existing(guard)?;
+        crate::chunk::refuse_window(&meta)?;
         let pages = (0..params.filters)
             .map(|i| sub_of(&params, i).map(|sub| sub.pages))
             .collect::<Result<_>>()?;
@@ -118,6 +119,7 @@ impl ChainDump for CuckooFilter {
         let meta = guard
             .typed_meta(KeyType::Cuckoo)?
             .ok_or(CuckooError::NotFound)?;
+        crate::chunk::refuse_window(&meta)?;
         let params = cuckoo_params(&meta)?;
         let (sub_index, page, raw) = chunk::split_page(payload).ok_or_else(bad)?;
         if sub_index >= params.filters {

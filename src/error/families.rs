@@ -53,6 +53,8 @@ family! {
         TooManyCounters => "CMS: invalid init arguments: width x depth is at most 268435456 counters",
         /// Ours: a `CMS.MERGE` whose pages × sources pass 2^24 reads.
         MergeTooLarge => "CMS: MERGE too large: at most 16777216 page reads (pages x sources)",
+        /// Ours: a `CMS.MERGE` of sketches whose windows (or lack of one) differ.
+        WindowsDiffer => "CMS: window/slices is not equal",
     }
 }
 

@@ -96,12 +96,12 @@ impl Batch<'_> {
     }
 
     /// Deletes the pages in `[from, to)`, and drops cached pages under `cached` (which
-    /// must cover the range).
+    /// must cover the range; empty: the caller drops them).
     pub(crate) fn delete_page_range(&mut self, from: &[u8], to: &[u8], cached: &[u8]) {
         if let Ok(cf) = self.db.pages_cf() {
             self.inner.delete_range_cf(cf, from, to);
         }
-        if self.track {
+        if self.track && !cached.is_empty() {
             self.dropped.push(cached.to_vec());
         }
     }

@@ -3,6 +3,7 @@
 use super::{keys, now_ms, Store};
 use crate::error::{Error, Result};
 use crate::meta::Meta;
+use crate::window::dead_range;
 use rocksdb::IteratorMode;
 
 impl Store {
@@ -29,7 +30,9 @@ impl Store {
             None => IteratorMode::Start,
         };
         let now = now_ms();
+        let window_now = self.clock().now_ms();
         let mut expired = Vec::new();
+        let mut aged = Vec::new();
         let mut next = None;
         for (seen, item) in db.iterator_cf(cf, mode).enumerate() {
             let (raw_key, raw_meta) = item?;
@@ -43,6 +46,17 @@ impl Store {
             {
                 if meta.is_expired(now) {
                     expired.push((ns, key.to_vec()));
+                } else if let Some(window) = meta.window {
+                    let oldest = *window.live(window_now).start();
+                    let prefix = keys::version_prefix(ns, key, meta.version);
+                    if self
+                        .inner
+                        .swept
+                        .get(&prefix)
+                        .is_none_or(|swept| swept < oldest)
+                    {
+                        aged.push((ns, key.to_vec()));
+                    }
                 }
             }
         }
@@ -58,6 +72,33 @@ impl Store {
                 _ => {}
             }
         }
+        for (ns, key) in aged {
+            self.drop_aged_generations(ns, &key)?;
+        }
         Ok((deleted, next))
+    }
+
+    /// Drops the generations of windowed key `key` that are no longer live, with one
+    /// range delete, under its exclusive lock: no write to a generation is in flight
+    /// while it goes, and every later one reads the clock anew (see [`crate::window`]).
+    /// The cached pages of those generations go too, so that a clock set back never
+    /// reads a page the store no longer holds.
+    fn drop_aged_generations(&self, ns: u16, key: &[u8]) -> Result<()> {
+        let guard = self.lock(ns, key);
+        let Some(meta) = guard.meta()? else {
+            return Ok(());
+        };
+        let Some(window) = meta.window else {
+            return Ok(());
+        };
+        let prefix = guard.prefix(&meta);
+        let oldest = *window.live(self.clock().now_ms()).start();
+        let (from, to) = dead_range(&prefix, oldest);
+        let mut batch = self.batch()?;
+        batch.delete_page_range(&from, &to, &[]);
+        self.write(batch)?;
+        self.inner.hot.drop_range(&from, &to);
+        self.inner.swept.insert(prefix, oldest);
+        Ok(())
     }
 }

@@ -123,12 +123,28 @@ impl KeyGuard<'_> {
     /// Refuses a key longer than [`MAX_KEY_LEN`]: every page key and every operand
     /// written to it carries the key's name.
     pub(crate) fn new_meta(&self, params: Params) -> Result<Meta> {
+        self.new_windowed_meta(params, None)
+    }
+
+    /// [`KeyGuard::new_meta`] of a key with a sliding window, or without one.
+    pub(crate) fn new_windowed_meta(
+        &self,
+        params: Params,
+        window: Option<crate::Window>,
+    ) -> Result<Meta> {
         check_new_key(self.key)?;
         Ok(Meta {
             version: self.store.next_version(),
             expire_at_ms: 0,
             params,
+            window,
         })
+    }
+
+    /// Where an operation on the key version `meta` reads and writes now: its version
+    /// prefix, or its live generations' (see [`crate::window`]).
+    pub(crate) fn prefixes(&self, meta: &Meta) -> crate::window::Prefixes {
+        crate::window::Prefixes::of(self.prefix(meta), meta.window, self.store.clock().now_ms())
     }
 
     /// A new key holding `params`, to be written with this operation's first batch
@@ -152,7 +168,16 @@ impl KeyGuard<'_> {
 
     /// Creates the key holding `params`, with no pages (the lock must be exclusive).
     pub(crate) fn create(&self, params: Params) -> Result<Meta> {
-        let meta = self.new_meta(params)?;
+        self.create_windowed(params, None)
+    }
+
+    /// [`KeyGuard::create`] with a sliding window, or without one.
+    pub(crate) fn create_windowed(
+        &self,
+        params: Params,
+        window: Option<crate::Window>,
+    ) -> Result<Meta> {
+        let meta = self.new_windowed_meta(params, window)?;
         self.put_meta(meta, self.store.batch()?)?;
         Ok(meta)
     }

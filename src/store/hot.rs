@@ -263,12 +263,21 @@ impl HotPages {
     /// for them: a page read before the drop (from the version deleted, or from the
     /// database before its reopen) is never installed after it.
     pub(crate) fn drop_prefix(&self, prefix: &[u8]) {
+        self.drop_where(|key| key.starts_with(prefix));
+    }
+
+    /// [`HotPages::drop_prefix`] for the pages whose keys fall in `[from, to)`.
+    pub(crate) fn drop_range(&self, from: &[u8], to: &[u8]) {
+        self.drop_where(|key| from <= key && key < to);
+    }
+
+    fn drop_where(&self, doomed: impl Fn(&[u8]) -> bool) {
         for shard in self.shards.iter() {
             let mut shard = shard.lock();
             let shard = &mut *shard;
             let mut freed = 0;
             shard.slots.retain(|key, slot| {
-                if !key.starts_with(prefix) {
+                if !doomed(key) {
                     return true;
                 }
                 let cost = slot.cost(key);

@@ -51,6 +51,10 @@ pub struct StoreOptions {
     /// The most megabytes of flushed write-ahead logs kept (RocksDB's
     /// `WAL_size_limit_MB`), oldest dropped first. Default 0.
     pub wal_keep_mb: u64,
+    /// The time sliding windows are read by ([`crate::window`]): the system clock by
+    /// default; [`crate::Clock::manual`] lets a test drive it. Key expiry (TTL) keeps the
+    /// system clock.
+    pub clock: crate::Clock,
 }
 
 impl Default for StoreOptions {
@@ -66,6 +70,7 @@ impl Default for StoreOptions {
             replica: false,
             wal_keep_seconds: 0,
             wal_keep_mb: 0,
+            clock: crate::Clock::system(),
         }
     }
 }

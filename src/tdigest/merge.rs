@@ -78,6 +78,7 @@ impl TDigest {
                 // RedisBloom sets the destination's value anew, which drops its TTL.
                 expire_at_ms: 0,
                 params: Params::TDigest(TDigestParams { compression }),
+                window: None,
             };
             let mut batch = self.store.batch()?;
             batch.put_page(self.layout_of(&meta)?.page_key, result.encode());

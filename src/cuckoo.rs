@@ -21,6 +21,7 @@ use crate::fast::FastMap;
 use crate::keys;
 use crate::meta::{CuckooParams, KeyType, Meta, Params};
 use crate::store::{KeyGuard, Store};
+use crate::window::Window;
 use rocksketch_merge::cuckoo::{FpOp, FpOps};
 use rocksketch_merge::layout::{self, cuckoo::CuckooChain, cuckoo::CuckooSub as Sub};
 use rocksketch_merge::Page;
@@ -131,7 +132,32 @@ impl CuckooFilter {
         if guard.typed_meta(KeyType::Cuckoo)?.is_some() {
             return Err(CuckooError::ItemExists.into());
         }
-        self.create(&guard, params).map(|_| ())
+        guard.create(Params::Cuckoo(params)).map(|_| ())
+    }
+
+    /// Creates a filter over a sliding window of the last `window.ms` milliseconds
+    /// (`CF.RESERVE ... WINDOW ms [SLICES g]`): each generation is a chain of its own
+    /// sized for `capacity × slice_ms / ms` items, what one slice of the window sees at
+    /// a steady rate (growing as any chain does when it takes more). A cuckoo filter
+    /// has no error to divide: its false-positive rate, `2 × bucket_size / 2^fp_bits`
+    /// per generation at most, is paid once per live generation a lookup asks.
+    pub fn reserve_windowed(&self, options: CuckooOptions, window: Window) -> Result<()> {
+        // The capacity asked is checked as is; each generation's is a share of it.
+        validate(options, self.store.page_cells() * 4)?;
+        let per_slice = (u128::from(options.capacity) * u128::from(window.slice_ms()))
+            .div_ceil(u128::from(window.ms)) as u64;
+        let generation = CuckooOptions {
+            capacity: per_slice.max(1),
+            ..options
+        };
+        let params = validate(generation, self.store.page_cells() * 4)?;
+        let guard = self.store.lock(self.ns, &self.key);
+        if guard.typed_meta(KeyType::Cuckoo)?.is_some() {
+            return Err(CuckooError::ItemExists.into());
+        }
+        guard
+            .create_windowed(Params::Cuckoo(params), Some(window))
+            .map(|_| ())
     }
 
     /// Adds an item (`CF.ADD`), creating the filter with RedisBloom's defaults if the key
@@ -189,7 +215,7 @@ impl CuckooFilter {
             }
         };
         let params = cuckoo_params(&meta)?;
-        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let prefix = guard.prefixes(&meta).write().to_vec();
         let newest = params.filters - 1;
         let sub = sub_of(&params, newest)?;
         let n = items.len() as u64;
@@ -237,8 +263,7 @@ impl CuckooFilter {
         let meta = self.meta_or_create(&guard)?;
         let params = cuckoo_params(&meta)?;
         let h = hashed(item, params.fp_bits);
-        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
-        if self.counts_of(&prefix, &params, &[h])?[0] > 0 {
+        if self.counts_in(&guard.prefixes(&meta).live, &params, &[h])?[0] > 0 {
             guard.write_pending()?;
             return Ok(false);
         }
@@ -297,19 +322,25 @@ impl CuckooFilter {
     }
 
     /// Deletes one copy of an item (`CF.DEL`): only if it is present, from the newest
-    /// sub-filter that holds it. `Not found` for a missing key.
+    /// sub-filter that holds it (over a window: of the newest live generation that
+    /// holds it, undoing the latest add). `Not found` for a missing key.
     pub fn delete(&self, item: impl AsRef<[u8]>) -> Result<bool> {
         let guard = self.store.lock(self.ns, &self.key);
         let meta = guard
             .typed_meta(KeyType::Cuckoo)?
             .ok_or(CuckooError::DelNotFound)?;
         let params = cuckoo_params(&meta)?;
-        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
         let h = hashed(item.as_ref(), params.fp_bits);
-        for sub_index in (0..params.filters).rev() {
+        let prefixes = guard.prefixes(&meta);
+        let subs = (0..params.filters).rev();
+        for (prefix, sub_index) in prefixes
+            .live
+            .iter()
+            .flat_map(|p| subs.clone().map(move |i| (p, i)))
+        {
             let sub = sub_of(&params, sub_index)?;
             let (page, bucket) = sub.locate(h.h);
-            let stored = self.read_page(&prefix, sub_index, page, &sub)?;
+            let stored = self.read_page(prefix, sub_index, page, &sub)?;
             let Some(stored) = stored.as_deref().and_then(Page::as_fp) else {
                 continue;
             };
@@ -319,10 +350,10 @@ impl CuckooFilter {
             let op = FpOps::new(sub.shape, vec![FpOp::Delete { bucket, fp: h.fp }])
                 .map_err(Error::encode("a cuckoo delete"))?;
             let mut batch = self.store.batch()?;
-            batch.merge_page(keys::page_key(&prefix, sub_index as u16, page), op.encode());
-            batch.merge_page(tally::page_key(&prefix), tally::deleted_operand(sub_index));
+            batch.merge_page(keys::page_key(prefix, sub_index as u16, page), op.encode());
+            batch.merge_page(tally::page_key(prefix), tally::deleted_operand(sub_index));
             self.store.write(batch)?;
-            self.store.count_changed(&prefix, sub_index, -1);
+            self.store.count_changed(prefix, sub_index, -1);
             return Ok(true);
         }
         Ok(false)
@@ -344,10 +375,6 @@ impl CuckooFilter {
     /// RedisBloom's defaults, for a filter that an add creates.
     fn default_params(&self) -> Result<CuckooParams> {
         validate(CuckooOptions::default(), self.store.page_cells() * 4)
-    }
-
-    fn create(&self, guard: &KeyGuard, params: CuckooParams) -> Result<Meta> {
-        guard.create(Params::Cuckoo(params))
     }
 
     /// The metadata, parameters and version prefix of the existing filter `guard`

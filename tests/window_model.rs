@@ -14,7 +14,7 @@ mod common;
 use common::TempStore;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use rocksketch::{Clock, StoreOptions, Window};
+use rocksketch::{Clock, CuckooOptions, StoreOptions, Window};
 use std::collections::HashMap;
 
 const START: u64 = 1_700_000_000_000;
@@ -206,6 +206,90 @@ fn cms_window_counts_lie_between_the_window_and_the_live_generations() {
                 );
             }
             assert_eq!(t.store().cms("c").info().unwrap().count, total_live);
+        }
+    }
+}
+
+#[test]
+fn cuckoo_window_counts_the_live_generations_adds_and_deletes_the_newest() {
+    for (seed, cache) in [(21u64, 64 << 20), (22, 4096), (23, 0)] {
+        let clock = Clock::manual(START + 77);
+        let mut t = TempStore::with_options(options(&clock, cache));
+        let window = Window::new(8_000, 4).unwrap();
+        let reserve = CuckooOptions {
+            capacity: 4000,
+            fp_bits: 16,
+            ..CuckooOptions::default()
+        };
+        t.store()
+            .cuckoo("f")
+            .reserve_windowed(reserve, window)
+            .unwrap();
+        let mut rng = StdRng::seed_from_u64(seed);
+        // Every add still counted, with its time.
+        let mut adds: Vec<(u64, u32)> = Vec::new();
+        for step in 0..600 {
+            clock.advance(rng.gen_range(0..600));
+            let now = clock.now_ms();
+            let live = window.live(now);
+            let in_live = |at: u64| live.contains(&window.generation(at));
+            let filter = t.store().cuckoo("f");
+            let item = rng.gen_range(0..150u32);
+            let held = adds
+                .iter()
+                .filter(|(at, i)| *i == item && in_live(*at))
+                .count();
+            match rng.gen_range(0..4) {
+                0 | 1 => {
+                    filter.add(key(item)).unwrap();
+                    adds.push((now, item));
+                }
+                2 => {
+                    let added = filter.add_nx(key(item)).unwrap();
+                    assert_eq!(added, held == 0, "seed {seed} step {step}: ADDNX {item}");
+                    if added {
+                        adds.push((now, item));
+                    }
+                }
+                _ => {
+                    let deleted = filter.delete(key(item)).unwrap();
+                    assert_eq!(deleted, held > 0, "seed {seed} step {step}: DEL {item}");
+                    // The newest live add goes.
+                    if let Some(at) = adds.iter().rposition(|(at, i)| *i == item && in_live(*at)) {
+                        adds.remove(at);
+                    }
+                }
+            }
+            drop(filter);
+            churn(&mut t, &mut rng);
+            let probe: Vec<u32> = (0..150).collect();
+            let counts: Vec<u64> = {
+                let filter = t.store().cuckoo("f");
+                probe
+                    .iter()
+                    .map(|i| filter.count(key(*i)).unwrap())
+                    .collect()
+            };
+            for (item, count) in probe.iter().zip(counts) {
+                let expected = adds
+                    .iter()
+                    .filter(|(at, i)| i == item && in_live(*at))
+                    .count();
+                assert_eq!(
+                    count, expected as u64,
+                    "seed {seed} step {step}: count of {item}"
+                );
+                let in_window = adds
+                    .iter()
+                    .any(|(at, i)| i == item && now <= at + window.ms);
+                assert!(
+                    !in_window || count > 0,
+                    "seed {seed} step {step}: {item} lost"
+                );
+            }
+            let live_adds = adds.iter().filter(|(at, _)| in_live(*at)).count() as u64;
+            let info = t.store().cuckoo("f").info().unwrap();
+            assert_eq!(info.inserted, live_adds, "seed {seed} step {step}");
         }
     }
 }

@@ -4,7 +4,7 @@ use super::args::Args;
 use super::batch::Run;
 use super::parse::{arg_index, parse_i64};
 use super::Reply;
-use super::{key_and_cursor, key_and_item};
+use super::{key_and_cursor, key_and_item, window};
 use crate::cuckoo::{CuckooInfo, CuckooOptions, DEFAULT_BUCKET_SIZE, MAX_CAPACITY, MAX_EXPANSION};
 use crate::error::{CuckooError, Error, Result};
 use crate::store::Namespace;
@@ -33,6 +33,8 @@ fn option_value(
 /// `CF.RESERVE key capacity [BUCKETSIZE n] [MAXITERATIONS n] [EXPANSION n]
 /// [FINGERPRINT 8|16]`, checked in RedisBloom's order.
 pub(super) fn reserve(ns: &Namespace, args: &mut Args) -> Result<Reply> {
+    let (all, window) = window::split(args.command(), { *args }.rest(), 2)?;
+    let args = &mut Args::of(args.command(), all);
     let key = args.next_key()?;
     let capacity = args.next_arg()?;
     // Options come in pairs, each looked for anywhere among the rest.
@@ -70,13 +72,17 @@ pub(super) fn reserve(ns: &Namespace, args: &mut Args) -> Result<Reply> {
         (CuckooError::FingerprintParse, CuckooError::FingerprintRange),
     )?;
     let capacity = u64::try_from(capacity).map_err(|_| CuckooError::CapacityRange)?;
-    ns.cuckoo(key).reserve(CuckooOptions {
+    let options = CuckooOptions {
         capacity,
         bucket_size: bucket_size.map_or(defaults.bucket_size, |v| v as u8),
         max_iterations: max_iterations.map_or(defaults.max_iterations, |v| v as u16),
         expansion: expansion.map_or(defaults.expansion, |v| v as u32),
         fp_bits: fp_bits.map_or(defaults.fp_bits, |v| v as u8),
-    })?;
+    };
+    match window {
+        None => ns.cuckoo(key).reserve(options)?,
+        Some(window) => ns.cuckoo(key).reserve_windowed(options, window)?,
+    }
     Ok(Reply::ok())
 }
 
@@ -215,11 +221,15 @@ pub(super) fn del(ns: &Namespace, args: &mut Args) -> Result<Reply> {
 pub(super) fn info(ns: &Namespace, args: &mut Args) -> Result<Reply> {
     let key = args.next_key()?;
     args.finish()?;
-    let info = ns.cuckoo(key).info()?;
+    let filter = ns.cuckoo(key);
+    let info = filter.info()?;
+    let windowed = window::info_fields(filter.window_info()?);
     Ok(Reply::Map(
         fields(&info)
             .into_iter()
-            .map(|(name, value)| (Reply::Simple(name.to_owned()), Reply::Int(value)))
+            .map(|(name, value)| (name, Reply::Int(value)))
+            .chain(windowed)
+            .map(|(name, value)| (Reply::Simple(name.to_owned()), value))
             .collect(),
     ))
 }

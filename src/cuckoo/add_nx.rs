@@ -3,7 +3,6 @@
 use super::{cuckoo_params, hash_all, CuckooFilter, Hashed};
 use crate::error::{Error, Result};
 use crate::fast::FastSet;
-use crate::keys;
 
 impl CuckooFilter {
     /// Adds each item that is not present, in order (`CF.ADDNX` for many items):
@@ -38,9 +37,12 @@ impl CuckooFilter {
         let guard = self.store.lock(self.ns, &self.key);
         let meta = self.meta_or_create(&guard)?;
         let params = cuckoo_params(&meta)?;
-        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let prefixes = guard.prefixes(&meta);
+        let prefix = prefixes.write();
         let hashed = hash_all(items, params.fp_bits);
-        let (subs, pages) = self.item_pages(&prefix, &params, &hashed)?;
+        let (subs, pages) = self.item_pages(prefix, &params, &hashed)?;
+        // A windowed filter: present in an older live generation is present.
+        let older = self.counts_in(prefixes.older(), &params, &hashed)?;
         let newest = params.filters - 1;
         let Some(sub) = subs.last() else {
             return Ok(None);
@@ -50,20 +52,22 @@ impl CuckooFilter {
         // This batch's inserts into the newest sub-filter, as (page, bucket, fingerprint):
         // read along with the pages (which stay as read: the cache shares them).
         let mut fresh: FastSet<(u32, u32, u16)> = FastSet::default();
-        for h in &hashed {
-            let present = subs.iter().enumerate().any(|(i, s)| {
-                let (page, bucket) = s.locate(h.h);
-                pages
-                    .get(&(i as u32, page))
-                    .and_then(|p| p.as_fp())
-                    .is_some_and(|p| p.contains(bucket, h.fp))
-            }) || {
-                // Found as a page finds it: in the item's bucket or its alternate (the
-                // pairing is symmetric).
-                let (page, bucket) = sub.locate(h.h);
-                fresh.contains(&(page, bucket, h.fp))
-                    || fresh.contains(&(page, sub.shape.alt(bucket, h.fp), h.fp))
-            };
+        for (h, older) in hashed.iter().zip(older) {
+            let present = older > 0
+                || subs.iter().enumerate().any(|(i, s)| {
+                    let (page, bucket) = s.locate(h.h);
+                    pages
+                        .get(&(i as u32, page))
+                        .and_then(|p| p.as_fp())
+                        .is_some_and(|p| p.contains(bucket, h.fp))
+                })
+                || {
+                    // Found as a page finds it: in the item's bucket or its alternate (the
+                    // pairing is symmetric).
+                    let (page, bucket) = sub.locate(h.h);
+                    fresh.contains(&(page, bucket, h.fp))
+                        || fresh.contains(&(page, sub.shape.alt(bucket, h.fp), h.fp))
+                };
             if !present {
                 let (page, bucket) = sub.locate(h.h);
                 fresh.insert((page, bucket, h.fp));
@@ -76,15 +80,15 @@ impl CuckooFilter {
             return Ok(Some(added));
         }
         let n = new.len() as u64;
-        if self.counts(&prefix)?.items_in(newest).saturating_add(n) > sub.target {
+        if self.counts(prefix)?.items_in(newest).saturating_add(n) > sub.target {
             return Ok(None);
         }
         // Let go of the pages first: the write applies to the cached pages in place,
         // which would copy a page still shared here.
         drop(pages);
-        let batch = self.insert_batch(&guard, &prefix, &params, newest, &new)?;
+        let batch = self.insert_batch(&guard, prefix, &params, newest, &new)?;
         self.store.write(batch)?;
-        self.store.count_changed(&prefix, newest, n as i64);
+        self.store.count_changed(prefix, newest, n as i64);
         drop(guard);
         Ok(Some(added))
     }

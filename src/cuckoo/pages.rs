@@ -35,6 +35,23 @@ impl CuckooFilter {
             .collect())
     }
 
+    /// [`CuckooFilter::counts_of`] summed over several key versions or generations
+    /// (zeros for none).
+    pub(super) fn counts_in(
+        &self,
+        prefixes: &[Vec<u8>],
+        params: &CuckooParams,
+        items: &[Hashed],
+    ) -> Result<Vec<u64>> {
+        let mut sums = vec![0u64; items.len()];
+        for prefix in prefixes {
+            for (sum, n) in sums.iter_mut().zip(self.counts_of(prefix, params, items)?) {
+                *sum += n;
+            }
+        }
+        Ok(sums)
+    }
+
     /// The sub-filters' layouts, and every page the items fall in, in any sub-filter,
     /// keyed by (sub-filter, page), in one multi-get; pages never written are left out.
     pub(super) fn item_pages(

@@ -25,25 +25,48 @@ impl CuckooFilter {
             return Ok(vec![0; items.len()]);
         };
         let params = cuckoo_params(&meta)?;
-        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
-        self.counts_of(&prefix, &params, &hash_all(items, params.fp_bits))
+        let prefixes = guard.prefixes(&meta);
+        self.counts_in(&prefixes.live, &params, &hash_all(items, params.fp_bits))
     }
 
     /// `CF.INFO`'s fields; `ERR not found` for a missing key.
     pub fn info(&self) -> Result<CuckooInfo> {
         let guard = self.store.share(self.ns, &self.key);
-        let (_, params, prefix) = self.existing(&guard)?;
-        let counts = self.counts(&prefix)?;
+        let (meta, params, _) = self.existing(&guard)?;
+        let (mut inserted, mut deleted) = (0u64, 0u64);
+        for prefix in &guard.prefixes(&meta).live {
+            let counts = self.counts(prefix)?;
+            inserted = inserted.wrapping_add(counts.items(params.filters));
+            deleted = deleted.wrapping_add(counts.deleted());
+        }
         Ok(CuckooInfo {
             size: chain(&params).redisbloom_size(params.filters),
             buckets: u64::from(params.buckets),
             filters: params.filters,
-            inserted: counts.items(params.filters),
-            deleted: counts.deleted(),
+            inserted,
+            deleted,
             bucket_size: params.bucket_size,
             expansion: params.expansion,
             max_iterations: params.max_iterations,
         })
+    }
+
+    /// The window and each live generation's items (inserts less deletes), for
+    /// `CF.INFO`; `None` for a filter without a window.
+    pub fn window_info(&self) -> Result<Option<crate::WindowInfo>> {
+        let guard = self.store.share(self.ns, &self.key);
+        let (meta, params, _) = self.existing(&guard)?;
+        let Some(window) = meta.window else {
+            return Ok(None);
+        };
+        let fill = guard
+            .prefixes(&meta)
+            .live
+            .iter()
+            .map(|prefix| Ok(self.counts(prefix)?.items(params.filters)))
+            .collect::<Result<Vec<u64>>>()?;
+        let now = self.store.clock().now_ms();
+        Ok(Some(crate::WindowInfo::new(window, now, fill)))
     }
 
     /// Per sub-filter: its slots, the slots filled and the fingerprints stashed, over

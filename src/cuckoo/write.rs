@@ -14,7 +14,7 @@ impl CuckooFilter {
     /// target (from the tally, read under the exclusive `guard`).
     pub(super) fn insert_locked(&self, guard: &KeyGuard, meta: Meta, h: Hashed) -> Result<()> {
         let mut params = cuckoo_params(&meta)?;
-        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
+        let prefix = guard.prefixes(&meta).write().to_vec();
         let counts = self.counts(&prefix)?;
         let mut newest = params.filters - 1;
         let mut grown = None;

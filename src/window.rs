@@ -43,7 +43,7 @@ impl Window {
     pub fn new(ms: u64, slices: u16) -> Result<Window> {
         if !(1..=MAX_SLICES).contains(&slices) {
             return Err(Error::InvalidArgument(format!(
-                "SLICES must be between 1 and {MAX_SLICES}"
+                "SLICES must be an integer from 1 to {MAX_SLICES}"
             )));
         }
         if ms < u64::from(slices) {

@@ -183,8 +183,8 @@ pub static SKETCHES: LazyLock<Table<SketchFn>> =
     LazyLock::new(|| Table::new(SKETCH_ROWS.iter().copied()));
 
 const SKETCH_ROWS: &[Spec<SketchFn>] = &[
-    sketch("cms.initbydim", 4, WRITE, cms::init_by_dim),
-    sketch("cms.initbyprob", 4, WRITE, cms::init_by_prob),
+    sketch("cms.initbydim", -4, WRITE, cms::init_by_dim),
+    sketch("cms.initbyprob", -4, WRITE, cms::init_by_prob),
     sketch("cms.incrby", -4, WRITE, cms::incr_by).batched(cms::incr_by_run),
     sketch("cms.query", -3, READ, cms::query).batched(cms::query_run),
     sketch("cms.merge", -4, WRITE, cms::merge),

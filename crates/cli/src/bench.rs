@@ -29,6 +29,7 @@ pub fn run(name: &str, args: Args) -> Result<(), String> {
         "topk-add" => crate::bench_topk::topk_add(args),
         "ribbon" => crate::bench_ribbon::ribbon(args),
         "pfadd" => crate::bench_hll::pfadd(args),
+        "window" => crate::bench_window::window(args),
         other => Err(format!("unknown benchmark {other}")),
     }
 }

@@ -130,6 +130,7 @@ const BENCHES: &[(&str, &str, &[&str])] = &[
     ("tdigest-add", "TDIGEST.ADD blind and otherwise, add + quantile latency, and rank error at q = 0.5 .. 0.999", &["n", "batch", "queries", "accuracy-n", "seeds"]),
     ("topk-add", "TOPK adds blind, with replies, as read-modify-write and as raw puts, and recall of the true top 100", &["n", "batch", "accuracy-n"]),
     ("pfadd", "PFADD blind, with replies, as read-modify-write and as raw puts, and bytes on disk per HyperLogLog against Redis's string", &["n", "batch", "keys"]),
+    ("window", "windowed Bloom, cuckoo and count-min writes (blind and answered) against plain ones, and BF.EXISTS page reads per lookup", &["n", "batch", "queries", "capacity"]),
     ("ribbon", "a Ribbon filter against a Bloom filter at the FPR it measured: bits per item, FPR, build throughput, exists latency", &["n", "absent", "queries"]),
 ];
 
@@ -145,6 +146,7 @@ fn bench_flag(name: &'static str) -> Arg {
         "batch" => "items or values per command",
         "accuracy-n" => "items of the accuracy run",
         "keys" => "keys of each size whose bytes on disk are measured",
+        "capacity" => "items per window (filter capacity)",
         _ => "seeds of the accuracy run",
     };
     valued(name, "N", help)

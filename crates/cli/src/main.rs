@@ -8,6 +8,7 @@ mod bench_hll;
 mod bench_ribbon;
 mod bench_tdigest;
 mod bench_topk;
+mod bench_window;
 mod cli;
 mod config_file;
 mod demo;

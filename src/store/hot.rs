@@ -65,6 +65,9 @@ struct Shard {
 #[derive(Default)]
 struct Slot {
     page: Option<Arc<Page>>,
+    /// Known never written (a read found nothing, and no write began since): lookups
+    /// answer "absent" without RocksDB. Never set along with `page`.
+    absent: bool,
     /// Writes of this page begun and not yet finished.
     writers: u32,
     /// Two of the writes in flight overlapped (see the module docs).
@@ -79,13 +82,23 @@ struct Slot {
 
 impl Slot {
     fn is_empty(&self) -> bool {
-        self.page.is_none() && self.writers == 0 && self.fill.is_none()
+        self.page.is_none() && !self.absent && self.writers == 0 && self.fill.is_none()
     }
 
     fn cost(&self, key: &[u8]) -> usize {
-        self.page
-            .as_ref()
-            .map_or(0, |p| p.size() + key.len() + SLOT_OVERHEAD)
+        match &self.page {
+            Some(p) => p.size() + key.len() + SLOT_OVERHEAD,
+            None if self.absent => key.len() + SLOT_OVERHEAD,
+            None => 0,
+        }
+    }
+
+    /// Forgets the page or the absence held, returning the bytes that frees.
+    fn clear(&mut self, key: &[u8]) -> usize {
+        let cost = self.cost(key);
+        self.page = None;
+        self.absent = false;
+        cost
     }
 }
 
@@ -139,6 +152,11 @@ impl HotPages {
                     found.push(Some(page.clone()));
                     continue;
                 }
+                if slot.absent {
+                    slot.used = true;
+                    found.push(None);
+                    continue;
+                }
             }
             found.push(None);
             let slot = shard.slots.entry(key.clone()).or_default();
@@ -160,8 +178,37 @@ impl HotPages {
         (found, misses)
     }
 
+    /// Records that the page read for `miss` was never written (if the fill still
+    /// stands): later lookups answer so without RocksDB until a write of it begins. A
+    /// window's fresh generations and a new filter's pages are read before they are
+    /// written, every lookup of them otherwise a RocksDB miss.
+    pub(crate) fn fill_absent(&self, key: &[u8], miss: &Miss) {
+        let Some(id) = miss.fill else {
+            return;
+        };
+        let mut shard = self.shard(key).lock();
+        let shard = &mut *shard;
+        let Some(slot) = shard.slots.get_mut(key) else {
+            return;
+        };
+        if slot.fill != Some(id) {
+            return;
+        }
+        slot.fill = None;
+        let cost = key.len() + SLOT_OVERHEAD;
+        if slot.writers == 0 && slot.page.is_none() && !slot.absent && self.admits(cost) {
+            slot.absent = true;
+            slot.used = true;
+            shard.bytes += cost;
+            self.account(0, cost);
+            self.evict(shard, key);
+        } else if slot.is_empty() {
+            shard.slots.remove(key);
+        }
+    }
+
     /// Installs a page read for `miss` (if its fill still stands), or withdraws the
-    /// miss's fill (`page` `None`: never written, or the read failed).
+    /// miss's fill (`page` `None`: the read failed).
     pub(crate) fn fill(&self, key: &[u8], miss: &Miss, page: Option<&Arc<Page>>) {
         let Some(id) = miss.fill else {
             return;
@@ -176,7 +223,7 @@ impl HotPages {
         }
         slot.fill = None;
         match page {
-            Some(page) if slot.writers == 0 && slot.page.is_none() => {
+            Some(page) if slot.writers == 0 && slot.page.is_none() && !slot.absent => {
                 let cost = page.size() + key.len() + SLOT_OVERHEAD;
                 if self.admits(cost) {
                     slot.page = Some(page.clone());
@@ -205,7 +252,14 @@ impl HotPages {
         let batch = self.next_batch.fetch_add(1, Ordering::Relaxed);
         for key in keys {
             let mut shard = self.shard(key).lock();
+            let shard = &mut *shard;
             let slot = shard.slots.entry(key.to_vec()).or_default();
+            if slot.absent {
+                // The write makes the page: the next read takes RocksDB's.
+                let freed = slot.clear(key);
+                shard.bytes = shard.bytes.saturating_sub(freed);
+                self.account(freed, 0);
+            }
             slot.overlapped |= slot.writers > 0 && slot.batch != batch;
             slot.batch = batch;
             slot.writers += 1;
@@ -280,10 +334,9 @@ impl HotPages {
                 if !doomed(key) {
                     return true;
                 }
-                let cost = slot.cost(key);
+                let cost = slot.clear(key);
                 freed += cost;
                 self.account(cost, 0);
-                slot.page = None;
                 slot.fill = None;
                 !slot.is_empty()
             });
@@ -322,17 +375,16 @@ impl HotPages {
                 if shard.bytes - freed <= budget {
                     break;
                 }
-                if slot.page.is_none() || key.as_slice() == keep {
+                if (slot.page.is_none() && !slot.absent) || key.as_slice() == keep {
                     continue;
                 }
                 if slot.used {
                     slot.used = false;
                     continue;
                 }
-                let cost = slot.cost(key);
+                let cost = slot.clear(key);
                 freed += cost;
                 self.account(cost, 0);
-                slot.page = None;
             }
             shard.bytes -= freed;
             shard.slots.retain(|_, slot| !slot.is_empty());

@@ -98,6 +98,10 @@ impl Store {
         let mut failure = None;
         for (miss, value) in misses.iter().zip(values) {
             let page = match value.map(|raw| Page::decode(&raw)) {
+                None if absent.is_none() => {
+                    hot.fill_absent(&page_keys[miss.at], miss);
+                    continue;
+                }
                 None => absent.map(|make| Arc::new(make())),
                 Some(Ok(page)) => Some(Arc::new(page)),
                 Some(Err(source)) => {

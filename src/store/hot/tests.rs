@@ -93,3 +93,71 @@ fn overlapping_writes_drop_an_order_sensitive_page_and_apply_to_others() {
     hot.fill(&dkey, &misses[0], None);
     assert!(hot.lookup(std::slice::from_ref(&bkey)).0[0].is_some());
 }
+
+#[test]
+fn a_page_known_absent_answers_without_a_read_until_a_write_begins() {
+    let hot = HotPages::new(64 << 20);
+    let key = b"never written".to_vec();
+    let keys = std::slice::from_ref(&key);
+    let (_, misses) = hot.lookup(keys);
+    hot.fill_absent(&key, &misses[0]);
+    // Absent, from the cache: no miss, nothing found.
+    let (found, misses) = hot.lookup(keys);
+    assert!(found[0].is_none() && misses.is_empty());
+    assert!(hot.bytes() > 0, "the absence is counted against the budget");
+    // A write of the page forgets the absence: the next read goes to RocksDB.
+    hot.begin_writes(keys.iter().map(|k| k.as_slice()));
+    let merge = PageWrite::Merge(vec![1]);
+    hot.end_writes(std::iter::once((key.as_slice(), &merge)), true);
+    let (_, misses) = hot.lookup(keys);
+    assert_eq!(misses.len(), 1);
+    assert_eq!(hot.bytes(), 0);
+}
+
+#[test]
+fn an_absence_read_while_a_write_began_is_not_recorded() {
+    let hot = HotPages::new(64 << 20);
+    let key = b"racing".to_vec();
+    let keys = std::slice::from_ref(&key);
+    // A read registers its fill and finds nothing; a write begins before it records
+    // that, and may or may not be in what it read.
+    let (_, misses) = hot.lookup(keys);
+    hot.begin_writes(keys.iter().map(|k| k.as_slice()));
+    hot.fill_absent(&key, &misses[0]);
+    let merge = PageWrite::Merge(vec![1]);
+    hot.end_writes(std::iter::once((key.as_slice(), &merge)), true);
+    assert_eq!(hot.lookup(keys).1.len(), 1, "the stale absence was kept");
+    // Dropped prefixes forget absences too.
+    let (_, misses) = hot.lookup(keys);
+    hot.fill_absent(&key, &misses[0]);
+    hot.drop_prefix(b"rac");
+    assert_eq!(hot.lookup(keys).1.len(), 1);
+}
+
+#[test]
+fn absences_are_evicted_like_pages() {
+    // A small budget: absences of many keys stay within it.
+    let hot = HotPages::new(SHARDS * 4096);
+    for n in 0..20_000u32 {
+        let key = format!("absent {n}").into_bytes();
+        let (_, misses) = hot.lookup(std::slice::from_ref(&key));
+        hot.fill_absent(&key, &misses[0]);
+    }
+    assert!(hot.bytes() <= SHARDS * 4096, "{} bytes", hot.bytes());
+}
+
+#[test]
+fn absences_larger_than_a_shards_share_are_accounted_as_pages_are() {
+    // A shard's share of 64 bytes: every absence costs more.
+    let hot = HotPages::new(4096);
+    for n in 0..200u32 {
+        let key = format!("absent {n}").into_bytes();
+        let (_, misses) = hot.lookup(std::slice::from_ref(&key));
+        hot.fill_absent(&key, &misses[0]);
+        hot.begin_writes(std::iter::once(key.as_slice()));
+        hot.end_writes(std::iter::once((key.as_slice(), &PageWrite::Drop)), true);
+    }
+    hot.drop_prefix(&[]);
+    assert_eq!(hot.oversized.load(Ordering::Relaxed), 0);
+    assert_eq!(hot.bytes(), 0);
+}

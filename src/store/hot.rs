@@ -110,6 +110,15 @@ pub(crate) enum PageWrite {
     Drop,
 }
 
+/// What a miss's read found.
+enum Read<'a> {
+    Page(&'a Arc<Page>),
+    /// Nothing: the page was never written.
+    Absent,
+    /// The read failed: nothing is known.
+    Failed,
+}
+
 /// A miss: the page to read from RocksDB, and the fill ticket if it may be installed.
 pub(crate) struct Miss {
     pub(crate) at: usize,
@@ -183,6 +192,18 @@ impl HotPages {
     /// window's fresh generations and a new filter's pages are read before they are
     /// written, every lookup of them otherwise a RocksDB miss.
     pub(crate) fn fill_absent(&self, key: &[u8], miss: &Miss) {
+        self.settle(key, miss, Read::Absent);
+    }
+
+    /// Installs a page read for `miss` (if its fill still stands), or withdraws the
+    /// miss's fill (`page` `None`: the read failed).
+    pub(crate) fn fill(&self, key: &[u8], miss: &Miss, page: Option<&Arc<Page>>) {
+        self.settle(key, miss, page.map_or(Read::Failed, Read::Page));
+    }
+
+    /// Ends `miss`'s fill with what its read found, installed if the fill still stands,
+    /// no write began since, and the budget admits it.
+    fn settle(&self, key: &[u8], miss: &Miss, read: Read<'_>) {
         let Some(id) = miss.fill else {
             return;
         };
@@ -195,51 +216,23 @@ impl HotPages {
             return;
         }
         slot.fill = None;
-        let cost = key.len() + SLOT_OVERHEAD;
-        if slot.writers == 0 && slot.page.is_none() && !slot.absent && self.admits(cost) {
-            slot.absent = true;
+        let cost = match read {
+            Read::Page(page) => page.size() + key.len() + SLOT_OVERHEAD,
+            Read::Absent => key.len() + SLOT_OVERHEAD,
+            Read::Failed => 0,
+        };
+        let free = slot.writers == 0 && slot.page.is_none() && !slot.absent;
+        if free && !matches!(read, Read::Failed) && self.admits(cost) {
+            match read {
+                Read::Page(page) => slot.page = Some(page.clone()),
+                _ => slot.absent = true,
+            }
             slot.used = true;
             shard.bytes += cost;
             self.account(0, cost);
             self.evict(shard, key);
         } else if slot.is_empty() {
             shard.slots.remove(key);
-        }
-    }
-
-    /// Installs a page read for `miss` (if its fill still stands), or withdraws the
-    /// miss's fill (`page` `None`: the read failed).
-    pub(crate) fn fill(&self, key: &[u8], miss: &Miss, page: Option<&Arc<Page>>) {
-        let Some(id) = miss.fill else {
-            return;
-        };
-        let mut shard = self.shard(key).lock();
-        let shard = &mut *shard;
-        let Some(slot) = shard.slots.get_mut(key) else {
-            return;
-        };
-        if slot.fill != Some(id) {
-            return;
-        }
-        slot.fill = None;
-        match page {
-            Some(page) if slot.writers == 0 && slot.page.is_none() && !slot.absent => {
-                let cost = page.size() + key.len() + SLOT_OVERHEAD;
-                if self.admits(cost) {
-                    slot.page = Some(page.clone());
-                    slot.used = true;
-                    shard.bytes += cost;
-                    self.account(0, cost);
-                    self.evict(shard, key);
-                    return;
-                }
-                shard.slots.remove(key);
-            }
-            _ => {
-                if slot.is_empty() {
-                    shard.slots.remove(key);
-                }
-            }
         }
     }
 

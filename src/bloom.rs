@@ -26,7 +26,7 @@ mod sizing;
 
 use create::IfMissing;
 pub use debug::SubFilterInfo;
-use pages::{add_operands, contains, BitPages, Fresh};
+use pages::{add_operands, BitPages, Fresh, Probes};
 use sizing::{chain, hashes, sub_of, validate, validate_stored, Sub};
 
 /// RedisBloom's defaults for a filter created by `BF.ADD`.
@@ -168,14 +168,15 @@ impl BloomFilter {
         let prefixes = guard.prefixes(&meta);
         let prefix = prefixes.write().to_vec();
         let hashed: Vec<(u64, u64)> = items.iter().map(|i| hashes(i.as_ref())).collect();
-        let pages = self.read_item_pages(&prefix, &params, &hashed)?;
+        let probes = Probes::new(&params, &hashed);
+        let pages = self.read_item_pages(&prefix, &probes)?;
         // A windowed filter: the older live generations answer whether an item is new,
         // but an item they hold is still written to the current one, which keeps it
         // for a whole window from now.
         let older = prefixes
             .older()
             .iter()
-            .map(|p| self.read_item_pages(p, &params, &hashed))
+            .map(|p| self.read_item_pages(p, &probes))
             .collect::<Result<Vec<BitPages>>>()?;
         let mut counts = self.counts(&prefix)?.per_sub();
         let mut added_to = vec![0u64; MAX_FILTERS as usize];
@@ -187,14 +188,14 @@ impl BloomFilter {
         // The answers stand only once the write has succeeded.
         let mut added = Vec::with_capacity(items.len());
         let mut outcome = Ok(());
-        for h in &hashed {
-            if contains(&pages, &new_bits, &params, *h) {
+        for (n, h) in hashed.iter().enumerate() {
+            if probes.contains(&pages, &new_bits, n) || in_grown(&probes, &params, &new_bits, *h) {
                 added.push(false);
                 continue;
             }
             let seen = older
                 .iter()
-                .any(|pages| contains(pages, &Fresh::new(), &params, *h));
+                .any(|pages| probes.contains(pages, &Fresh::new(), n));
             let mut newest = params.filters - 1;
             if counts[newest as usize] >= sub_of(&params, newest).capacity {
                 if params.expansion == 0 {
@@ -350,12 +351,13 @@ impl BloomFilter {
         };
         let params = bloom_params(&meta)?;
         let hashed: Vec<(u64, u64)> = items.iter().map(|i| hashes(i.as_ref())).collect();
+        let probes = Probes::new(&params, &hashed);
         let mut found = vec![false; items.len()];
         // Over a window, each live generation in turn, until every item is found.
         for prefix in &guard.prefixes(&meta).live {
-            let pages = self.read_item_pages(prefix, &params, &hashed)?;
-            for (found, h) in found.iter_mut().zip(&hashed) {
-                *found = *found || contains(&pages, &Fresh::new(), &params, *h);
+            let pages = self.read_item_pages(prefix, &probes)?;
+            for (n, found) in found.iter_mut().enumerate() {
+                *found = *found || probes.contains(&pages, &Fresh::new(), n);
             }
             if found.iter().all(|f| *f) {
                 break;
@@ -445,6 +447,16 @@ impl BloomFilter {
         let (meta, prefix) = guard.existing(KeyType::Bloom, BloomError::NotFound)?;
         Ok((meta, bloom_params(&meta)?, prefix))
     }
+}
+
+/// Whether an item is in a sub-filter this call added to the chain (past the probed
+/// ones, so never read): only the call's own bits can be there.
+fn in_grown(probes: &Probes, params: &BloomParams, fresh: &Fresh, h: (u64, u64)) -> bool {
+    (probes.filters()..params.filters).any(|i| {
+        let (page, bits) = sub_of(params, i).locate(h);
+        let set = fresh.get(&(i, page)).map_or(&[][..], Vec::as_slice);
+        bits.into_iter().all(|b| set.contains(&b))
+    })
 }
 
 fn bloom_params(meta: &Meta) -> Result<BloomParams> {

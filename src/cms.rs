@@ -191,7 +191,9 @@ impl Cms {
         Ok(self
             .estimates_after(&layout, &before, items, &slots)
             .and_then(|mut estimates| {
-                self.add_older(&layout, &slots, &mut estimates)?;
+                if !layout.older.is_empty() {
+                    self.add_older(&layout, &slots, &slots.pages(), &mut estimates)?;
+                }
                 Ok(estimates)
             }))
     }
@@ -269,14 +271,22 @@ impl Cms {
         let guard = self.store.share(self.ns, &self.key);
         let layout = self.layout(&guard)?;
         let slots = layout.item_slots(items.iter().map(AsRef::as_ref));
-        let mut estimates = self.estimates_in(&layout, &slots, items.len())?;
-        self.add_older(&layout, &slots, &mut estimates)?;
+        let wanted = slots.pages();
+        let mut estimates = self.estimates_in(&layout, &slots, &wanted, items.len())?;
+        self.add_older(&layout, &slots, &wanted, &mut estimates)?;
         Ok(estimates)
     }
 
-    /// Each item's estimate in the sketch (or generation) `layout` names.
-    fn estimates_in(&self, layout: &Layout, slots: &ItemSlots, n: usize) -> Result<Vec<u32>> {
-        let pages = self.read_pages(layout, slots)?;
+    /// Each item's estimate in the sketch (or generation) `layout` names, `wanted`
+    /// being the pages its slots touch.
+    fn estimates_in(
+        &self,
+        layout: &Layout,
+        slots: &ItemSlots,
+        wanted: &[u32],
+        n: usize,
+    ) -> Result<Vec<u32>> {
+        let pages = self.read_page_set(layout, wanted, None)?;
         Ok((0..n)
             .map(|i| {
                 slots
@@ -293,9 +303,15 @@ impl Cms {
     /// (the current generation's): each generation's estimate is at least its true
     /// count, so the sum is at least the window's, and tighter than the minimum of
     /// summed rows.
-    fn add_older(&self, layout: &Layout, slots: &ItemSlots, estimates: &mut [u32]) -> Result<()> {
+    fn add_older(
+        &self,
+        layout: &Layout,
+        slots: &ItemSlots,
+        wanted: &[u32],
+        estimates: &mut [u32],
+    ) -> Result<()> {
         for older in layout.older_generations() {
-            let theirs = self.estimates_in(&older, slots, estimates.len())?;
+            let theirs = self.estimates_in(&older, slots, wanted, estimates.len())?;
             for (sum, e) in estimates.iter_mut().zip(theirs) {
                 *sum = sum.saturating_add(e);
             }

@@ -11,7 +11,25 @@
 //! `t + slice_ms`). A generation that is no longer live is never read again; the expiry
 //! sweep removes it with one range delete.
 //!
-//! The clock is the store's ([`Clock`]), so tests drive time.
+//! The clock is the store's ([`Clock`]), so tests drive time:
+//!
+//! ```
+//! # fn main() -> rocksketch::Result<()> {
+//! use rocksketch::{Clock, Store, StoreOptions, Window};
+//!
+//! let clock = Clock::manual(1_700_000_000_000);
+//! let dir = tempfile::tempdir()?;
+//! let options = StoreOptions { clock: clock.clone(), ..StoreOptions::default() };
+//! let store = Store::open(dir.path(), options)?;
+//! let seen = store.bloom("seen");
+//! seen.reserve_windowed(0.001, 10_000, 2, Window::new(60_000, 6)?)?; // 1 min, 10 s slices
+//! assert!(seen.add("event:81")?);
+//! clock.advance(60_000); // the window's end: still seen
+//! assert!(seen.exists("event:81")?);
+//! clock.advance(10_000); // a slice later: forgotten
+//! assert!(!seen.exists("event:81")?);
+//! # Ok(()) }
+//! ```
 
 use crate::error::{Error, Result};
 use crate::keys;

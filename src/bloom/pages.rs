@@ -16,24 +16,17 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 impl BloomFilter {
-    /// Reads every page the items fall in, in every sub-filter, through the hot-page
-    /// cache; pages never written are left out.
-    pub(super) fn read_item_pages(
-        &self,
-        prefix: &[u8],
-        params: &BloomParams,
-        hashed: &[(u64, u64)],
-    ) -> Result<BitPages> {
-        let wanted: Vec<(u32, u32)> = (0..params.filters)
-            .flat_map(|i| {
-                let sub = sub_of(params, i);
-                hashed.iter().map(move |h| (i, sub.page_of(h.0)))
-            })
-            .collect();
-        self.store
-            .read_chain_pages(&self.key, "a bit page", prefix, wanted, |i, page| {
-                self.check_page(page, &sub_of(params, i))
-            })
+    /// Reads every page the probed items fall in, in every sub-filter, of the key
+    /// version or generation `prefix`, through the hot-page cache; pages never written
+    /// are left out.
+    pub(super) fn read_item_pages(&self, prefix: &[u8], probes: &Probes) -> Result<BitPages> {
+        self.store.read_sorted_chain_pages(
+            &self.key,
+            "a bit page",
+            prefix,
+            &probes.wanted,
+            |i, page| self.check_page(page, &probes.subs[i as usize]),
+        )
     }
 
     /// Checks that a page read is a bit page of the sub-filter's size.
@@ -50,24 +43,69 @@ impl BloomFilter {
     }
 }
 
-/// Whether every bit of the item with hashes `h` is set in some sub-filter's page.
-/// `fresh` holds the bits set since the pages were read.
-pub(super) fn contains(
-    pages: &BitPages,
-    fresh: &Fresh,
-    params: &BloomParams,
-    h: (u64, u64),
-) -> bool {
-    (0..params.filters).any(|i| {
-        let (page, bits) = sub_of(params, i).locate(h);
-        let read = match pages.get(&(i, page)).map(|p| &**p) {
-            Some(Page::Bits(p)) => Some(p),
-            _ => None,
-        };
-        let set = fresh.get(&(i, page)).map_or(&[][..], Vec::as_slice);
-        bits.into_iter()
-            .all(|b| read.is_some_and(|p| p.get(b)) || set.contains(&b))
-    })
+/// Where each item of a call falls in every sub-filter of the chain: its page and bit
+/// positions, worked out once and tested against every generation the call reads.
+pub(super) struct Probes {
+    /// The chain's sub-filters.
+    subs: Vec<Sub>,
+    /// `(sub-filter, page)` of every item, sorted, each once: the pages to read.
+    wanted: Vec<(u32, u32)>,
+    /// Per item and sub-filter (item-major): its page and where its bits start in
+    /// `bits` (they run to the next entry's start).
+    at: Vec<(u32, usize)>,
+    bits: Vec<u32>,
+}
+
+impl Probes {
+    pub(super) fn new(params: &BloomParams, hashed: &[(u64, u64)]) -> Probes {
+        let subs: Vec<Sub> = (0..params.filters).map(|i| sub_of(params, i)).collect();
+        let mut at = Vec::with_capacity(hashed.len() * subs.len() + 1);
+        let mut bits = Vec::new();
+        for h in hashed {
+            for sub in &subs {
+                let (page, item_bits) = sub.locate(*h);
+                at.push((page, bits.len()));
+                bits.extend(item_bits);
+            }
+        }
+        at.push((0, bits.len()));
+        let mut wanted: Vec<(u32, u32)> = at[..at.len() - 1]
+            .iter()
+            .enumerate()
+            .map(|(n, (page, _))| ((n % subs.len().max(1)) as u32, *page))
+            .collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        Probes {
+            subs,
+            wanted,
+            at,
+            bits,
+        }
+    }
+
+    /// Sub-filters probed: the chain's when the call began.
+    pub(super) fn filters(&self) -> u32 {
+        self.subs.len() as u32
+    }
+
+    /// Whether every bit of item `item` is set in some sub-filter's page of `pages`;
+    /// `fresh` holds the bits set since the pages were read.
+    pub(super) fn contains(&self, pages: &BitPages, fresh: &Fresh, item: usize) -> bool {
+        let n = self.subs.len();
+        (0..n).any(|i| {
+            let entry = item * n + i;
+            let (page, start) = self.at[entry];
+            let bits = &self.bits[start..self.at[entry + 1].1];
+            let read = match pages.get(&(i as u32, page)).map(|p| &**p) {
+                Some(Page::Bits(p)) => Some(p),
+                _ => None,
+            };
+            let set = fresh.get(&(i as u32, page)).map_or(&[][..], Vec::as_slice);
+            bits.iter()
+                .all(|b| read.is_some_and(|p| p.get(*b)) || set.contains(b))
+        })
+    }
 }
 
 /// Bits set by an operation not yet written, by (sub-filter, page).

@@ -10,43 +10,47 @@ use rocksketch_merge::Page;
 use std::sync::Arc;
 
 impl CuckooFilter {
-    /// Copies of each item's fingerprint over all sub-filters, in one multi-get.
-    pub(super) fn counts_of(
-        &self,
-        prefix: &[u8],
-        params: &CuckooParams,
-        items: &[Hashed],
-    ) -> Result<Vec<u64>> {
-        let (subs, pages) = self.item_pages(prefix, params, items)?;
-        Ok(items
-            .iter()
-            .map(|h| {
-                subs.iter()
-                    .enumerate()
-                    .map(|(i, sub)| {
-                        let (page, bucket) = sub.locate(h.h);
-                        pages
-                            .get(&(i as u32, page))
-                            .and_then(|p| p.as_fp())
-                            .map_or(0, |p| u64::from(p.count(bucket, h.fp)))
-                    })
-                    .sum()
-            })
-            .collect())
-    }
-
-    /// [`CuckooFilter::counts_of`] summed over several key versions or generations
-    /// (zeros for none).
+    /// Copies of each item's fingerprint over all sub-filters of each key version or
+    /// generation in `prefixes`, summed (zeros for none): one multi-get per prefix,
+    /// where each item falls worked out once for all of them.
     pub(super) fn counts_in(
         &self,
         prefixes: &[Vec<u8>],
         params: &CuckooParams,
         items: &[Hashed],
     ) -> Result<Vec<u64>> {
+        let subs: Vec<Sub> = (0..params.filters)
+            .map(|i| sub_of(params, i))
+            .collect::<Result<_>>()?;
+        // Per item and sub-filter (item-major): its page and bucket.
+        let located: Vec<(u32, u32)> = items
+            .iter()
+            .flat_map(|h| subs.iter().map(|s| s.locate(h.h)))
+            .collect();
+        let mut wanted: Vec<(u32, u32)> = located
+            .iter()
+            .enumerate()
+            .map(|(n, (page, _))| ((n % subs.len().max(1)) as u32, *page))
+            .collect();
+        wanted.sort_unstable();
+        wanted.dedup();
         let mut sums = vec![0u64; items.len()];
         for prefix in prefixes {
-            for (sum, n) in sums.iter_mut().zip(self.counts_of(prefix, params, items)?) {
-                *sum += n;
+            let pages = self.store.read_sorted_chain_pages(
+                &self.key,
+                "a cuckoo page",
+                prefix,
+                &wanted,
+                |i, page| self.check_page(page, &subs[i as usize]),
+            )?;
+            for (n, (sum, h)) in sums.iter_mut().zip(items).enumerate() {
+                for i in 0..subs.len() {
+                    let (page, bucket) = located[n * subs.len() + i];
+                    *sum += pages
+                        .get(&(i as u32, page))
+                        .and_then(|p| p.as_fp())
+                        .map_or(0, |p| u64::from(p.count(bucket, h.fp)));
+                }
             }
         }
         Ok(sums)

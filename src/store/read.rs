@@ -131,13 +131,26 @@ impl Store {
     ) -> Result<FastMap<(u32, u32), Arc<Page>>> {
         wanted.sort_unstable();
         wanted.dedup();
+        self.read_sorted_chain_pages(key, what, prefix, &wanted, check)
+    }
+
+    /// [`Store::read_chain_pages`] of pages already sorted and each named once (a
+    /// windowed filter's generations are read from one such list).
+    pub(crate) fn read_sorted_chain_pages(
+        &self,
+        key: &[u8],
+        what: &'static str,
+        prefix: &[u8],
+        wanted: &[(u32, u32)],
+        check: impl Fn(u32, &Page) -> Result<()>,
+    ) -> Result<FastMap<(u32, u32), Arc<Page>>> {
         let page_keys: Vec<Vec<u8>> = wanted
             .iter()
             .map(|(sub, page)| keys::page_key(prefix, *sub as u16, *page))
             .collect();
         let mut pages = FastMap::with_capacity_and_hasher(wanted.len(), Default::default());
         let values = self.read_pages(key, what, &page_keys)?;
-        for ((sub, page), value) in wanted.into_iter().zip(values) {
+        for (&(sub, page), value) in wanted.iter().zip(values) {
             if let Some(value) = value {
                 check(sub, &value)?;
                 pages.insert((sub, page), value);

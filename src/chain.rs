@@ -65,6 +65,18 @@ impl ChainCounts {
     }
 }
 
+/// The `(sub-filter, page)` pairs to read, sorted and each once, for `pages` listed per
+/// item and sub-filter (item-major) in a chain of `subs` sub-filters.
+pub(crate) fn pages_to_read(pages: impl Iterator<Item = u32>, subs: usize) -> Vec<(u32, u32)> {
+    let mut wanted: Vec<(u32, u32)> = pages
+        .enumerate()
+        .map(|(n, page)| ((n % subs.max(1)) as u32, page))
+        .collect();
+    wanted.sort_unstable();
+    wanted.dedup();
+    wanted
+}
+
 /// The tally page of the key version `prefix`.
 pub(crate) fn page_key(prefix: &[u8]) -> Vec<u8> {
     keys::page_key(prefix, TALLY_SUB, 0)

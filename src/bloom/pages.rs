@@ -69,13 +69,7 @@ impl Probes {
             }
         }
         at.push((0, bits.len()));
-        let mut wanted: Vec<(u32, u32)> = at[..at.len() - 1]
-            .iter()
-            .enumerate()
-            .map(|(n, (page, _))| ((n % subs.len().max(1)) as u32, *page))
-            .collect();
-        wanted.sort_unstable();
-        wanted.dedup();
+        let wanted = tally::pages_to_read(at[..at.len() - 1].iter().map(|(p, _)| *p), subs.len());
         Probes {
             subs,
             wanted,

@@ -27,13 +27,7 @@ impl CuckooFilter {
             .iter()
             .flat_map(|h| subs.iter().map(|s| s.locate(h.h)))
             .collect();
-        let mut wanted: Vec<(u32, u32)> = located
-            .iter()
-            .enumerate()
-            .map(|(n, (page, _))| ((n % subs.len().max(1)) as u32, *page))
-            .collect();
-        wanted.sort_unstable();
-        wanted.dedup();
+        let wanted = crate::chain::pages_to_read(located.iter().map(|(p, _)| *p), subs.len());
         let mut sums = vec![0u64; items.len()];
         for prefix in prefixes {
             let pages = self.store.read_sorted_chain_pages(

@@ -1,6 +1,6 @@
 //! Crash safety: a writer in a child process runs a mixed workload (count-min increments,
 //! cuckoo adds and deletes, Bloom adds one by one and in batches, HyperLogLog adds
-//! answered and blind, a key created,
+//! answered and blind, windowed count-min increments and Bloom adds, a key created,
 //! incremented and deleted over and over) and prints each operation's number once it is acknowledged; the parent kills it
 //! with SIGKILL at a random moment, reopens the store and checks it, for 60 cycles over
 //! one directory (each cycle in its own namespace, all rechecked at the end).
@@ -40,6 +40,17 @@ enum Op {
     CfDel(u32),
     PfAdd(u32),
     PfBlind(Vec<u32>),
+    /// Creates the windowed sketch, then (another operation) the windowed filter.
+    WInitCms,
+    WInitBloom,
+    WIncr(u8, u8),
+    WAdd(u32),
+}
+
+/// The windows of the windowed keys: one generation until 2039, so a run's answers
+/// are those of a plain structure, each write still going to its generation's pages.
+fn forever() -> rocksketch::Window {
+    rocksketch::Window::new(1 << 40, 1).unwrap()
 }
 
 /// The operation log of a cycle: the same for the writer and the checker.
@@ -48,10 +59,13 @@ fn ops(seed: u64) -> impl Iterator<Item = Op> {
     let mut next_item = 0u32;
     let mut in_cuckoo: Vec<u32> = Vec::new();
     (0..OPS).map(move |i| {
-        if i == 0 {
-            return Op::Init;
+        match i {
+            0 => return Op::Init,
+            1 => return Op::WInitCms,
+            2 => return Op::WInitBloom,
+            _ => {}
         }
-        match rng.gen_range(0..15) {
+        match rng.gen_range(0..17) {
             0..=3 => Op::Incr(rng.gen_range(0..ITEMS), rng.gen_range(1..5)),
             4 | 5 => {
                 next_item += 1;
@@ -73,6 +87,11 @@ fn ops(seed: u64) -> impl Iterator<Item = Op> {
                 let ids = (0..3).map(|k| next_item + 1 + k).collect();
                 next_item += 3;
                 Op::PfBlind(ids)
+            }
+            15 => Op::WIncr(rng.gen_range(0..ITEMS), rng.gen_range(1..5)),
+            16 => {
+                next_item += 1;
+                Op::WAdd(next_item)
             }
             12 if !in_cuckoo.is_empty() => {
                 Op::CfDel(in_cuckoo.swap_remove(rng.gen_range(0..in_cuckoo.len())))
@@ -129,6 +148,24 @@ fn apply(store: &Store, ns: u16, op: &Op) {
             let names: Vec<String> = ids.iter().map(|i| member(*i)).collect();
             ns.hll("visitors").add_blind(&names).unwrap();
         }
+        Op::WInitCms => expected(ns.cms("wcounts").init_by_dim_windowed(10_000, 4, forever())),
+        Op::WInitBloom => {
+            match ns
+                .bloom("wmembers")
+                .reserve_windowed(0.001, 10_000, 2, forever())
+            {
+                Ok(()) | Err(Error::Bloom(rocksketch::BloomError::ItemExists)) => {}
+                Err(e) => panic!("{op:?}: {e}"),
+            }
+        }
+        Op::WIncr(i, by) => expected(
+            ns.cms("wcounts")
+                .incr_by_with_estimates(&[(item(*i), u64::from(*by))])
+                .map(|_| ()),
+        ),
+        Op::WAdd(id) => {
+            ns.bloom("wmembers").add(member(*id)).unwrap();
+        }
     }
 }
 
@@ -142,6 +179,8 @@ struct State {
     cuckoo: Option<BTreeSet<u32>>,
     /// The HyperLogLog's registers (`None` before its first add).
     visitors: Option<Registers>,
+    wcounts: Option<BTreeMap<u8, u32>>,
+    wmembers: BTreeSet<u32>,
 }
 
 impl State {
@@ -176,6 +215,16 @@ impl State {
             }
             Op::PfAdd(id) => self.raise(&[*id]),
             Op::PfBlind(ids) => self.raise(ids),
+            Op::WInitCms => self.wcounts = Some(BTreeMap::new()),
+            Op::WInitBloom => {}
+            Op::WIncr(i, by) => {
+                if let Some(c) = &mut self.wcounts {
+                    *c.entry(*i).or_default() += u32::from(*by);
+                }
+            }
+            Op::WAdd(id) => {
+                self.wmembers.insert(*id);
+            }
         }
     }
 
@@ -202,7 +251,10 @@ impl State {
             Err(Error::Cms(CmsError::KeyDoesNotExist)) => None,
             Err(e) => panic!("{e}"),
         };
-        if read("counts") != self.counts || read("tmp") != self.tmp {
+        if read("counts") != self.counts
+            || read("tmp") != self.tmp
+            || read("wcounts") != self.wcounts
+        {
             return false;
         }
         // A prefix's registers exactly: none lost, none from an operation not made.
@@ -224,6 +276,16 @@ impl State {
             }
             (_, Err(e)) if !matches!(e, Error::Cuckoo(_)) => panic!("{e}"),
             _ => return false,
+        }
+        let windowed: Vec<String> = self.wmembers.iter().map(|m| member(*m)).collect();
+        if !ns
+            .bloom("wmembers")
+            .mexists(&windowed)
+            .unwrap()
+            .iter()
+            .all(|f| *f)
+        {
+            return false;
         }
         let names: Vec<String> = self.members.iter().map(|m| member(*m)).collect();
         ns.bloom("members")

@@ -5,6 +5,7 @@
 //! ```
 
 mod dump;
+mod window;
 
 pub(crate) use dump::{loadchunk, scandump, split_page, Chain, ChainDump, DumpError};
 
@@ -164,14 +165,30 @@ fn split_page_suffix(prefix: &[u8], key: &[u8]) -> Option<(u16, u32)> {
     Some((u16::from_be_bytes(*sub), u32::from_be_bytes(page)))
 }
 
-/// Dumps do not carry a window's generations yet: `SCANDUMP` of a windowed filter, and
-/// `LOADCHUNK` into one, are refused rather than silently losing the window.
-pub(crate) fn refuse_window(meta: &crate::meta::Meta) -> crate::error::Result<()> {
-    match meta.window {
-        None => Ok(()),
-        Some(_) => Err(crate::error::Error::InvalidArgument(
-            "SCANDUMP and LOADCHUNK do not support windowed filters".to_owned(),
-        )),
+/// A windowed filter's window and live generations (oldest first) for its dump's
+/// [`Chain`]; `None` without a window.
+pub(crate) fn window_of(
+    store: &Store,
+    meta: &crate::meta::Meta,
+) -> Option<(crate::Window, Vec<u64>)> {
+    let window = meta.window?;
+    Some((window, window.live(store.clock().now_ms()).collect()))
+}
+
+/// Where a page chunk of a dump is restored: the key version's pages, or those of
+/// generation `generation` of a windowed filter; `None` when the chunk's kind does not
+/// fit the filter (a windowed page for a plain filter, or the other way round).
+pub(crate) fn restore_prefix(
+    ns: u16,
+    key: &[u8],
+    meta: &crate::meta::Meta,
+    generation: Option<u64>,
+) -> Option<Vec<u8>> {
+    let prefix = keys::version_prefix(ns, key, meta.version);
+    match (meta.window, generation) {
+        (None, None) => Some(prefix),
+        (Some(_), Some(g)) => Some(crate::window::generation_prefix(&prefix, g)),
+        _ => None,
     }
 }
 

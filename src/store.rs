@@ -342,6 +342,34 @@ impl Store {
         params: crate::meta::Params,
         counts: Vec<u64>,
     ) -> Result<bool> {
+        self.create_restored_with(ns, key, params, None, vec![(None, counts)])
+    }
+
+    /// [`Store::create_restored`] of a windowed filter: the window, and each
+    /// generation's tally.
+    pub(crate) fn create_restored_windowed(
+        &self,
+        ns: u16,
+        key: &[u8],
+        params: crate::meta::Params,
+        window: crate::Window,
+        generations: Vec<(u64, Vec<u64>)>,
+    ) -> Result<bool> {
+        let tallies = generations
+            .into_iter()
+            .map(|(g, counts)| (Some(g), counts))
+            .collect();
+        self.create_restored_with(ns, key, params, Some(window), tallies)
+    }
+
+    fn create_restored_with(
+        &self,
+        ns: u16,
+        key: &[u8],
+        params: crate::meta::Params,
+        window: Option<crate::Window>,
+        tallies: Vec<(Option<u64>, Vec<u64>)>,
+    ) -> Result<bool> {
         let guard = self.lock(ns, key);
         if guard.meta()?.is_some() {
             return Ok(false);
@@ -351,14 +379,20 @@ impl Store {
             version: self.next_version(),
             expire_at_ms: 0,
             params,
-            window: None,
+            window,
         };
         let prefix = keys::version_prefix(ns, key, meta.version);
         let mut batch = self.batch()?;
-        batch.put_page(
-            keys::page_key(&prefix, keys::TALLY_SUB, 0),
-            Tally::new(counts).encode_page(),
-        );
+        for (generation, counts) in tallies {
+            let at = match generation {
+                None => prefix.clone(),
+                Some(g) => crate::window::generation_prefix(&prefix, g),
+            };
+            batch.put_page(
+                keys::page_key(&at, keys::TALLY_SUB, 0),
+                Tally::new(counts).encode_page(),
+            );
+        }
         guard.put_meta(meta, batch)?;
         Ok(true)
     }

@@ -1,7 +1,7 @@
 //! The `WINDOW ms [SLICES g]` option through the command layer, as a Redis client sees
 //! it: creation, errors for bad windows (nothing created), `*.INFO`'s window fields,
 //! answers that follow the store's clock, `CMS.MERGE` of windowed sketches, dumps
-//! refused, and a windowed key deleted and made again without its old generations.
+//! restored, and a windowed key deleted and made again without its old generations.
 
 mod common;
 
@@ -264,23 +264,48 @@ fn merges_need_equal_windows_and_line_up_generation_by_generation() {
 }
 
 #[test]
-fn dumps_are_refused_and_a_recreated_key_starts_empty() {
+fn dumps_restore_windowed_filters_and_a_recreated_key_starts_empty() {
     let clock = Clock::manual(START);
     let t = store(&clock);
     let ns = t.store().ns(0);
-    let refused = err("ERR SCANDUMP and LOADCHUNK do not support windowed filters");
     assert_eq!(
         run(&ns, &["BF.RESERVE", "bf", "0.01", "100", "WINDOW", "1000"]),
         ok()
     );
+    run(&ns, &["BF.ADD", "bf", "dumped"]);
+    // A client's dump loop through the commands, into a new key.
+    let mut cursor = "0".to_owned();
+    loop {
+        let Reply::Array(step) = run(&ns, &["BF.SCANDUMP", "bf", &cursor]) else {
+            panic!("no dump step")
+        };
+        let (Reply::Int(next), Reply::Bulk(chunk)) = (&step[0], &step[1]) else {
+            panic!("{step:?}")
+        };
+        if *next == 0 {
+            break;
+        }
+        cursor = next.to_string();
+        let load = [
+            b"BF.LOADCHUNK".as_slice(),
+            b"copy",
+            cursor.as_bytes(),
+            chunk,
+        ];
+        let load: Vec<Vec<u8>> = load.iter().map(|w| w.to_vec()).collect();
+        assert_eq!(execute(&ns, &load), ok());
+    }
     assert_eq!(
-        run(&ns, &["CF.RESERVE", "cf", "100", "WINDOW", "1000"]),
-        ok()
+        run(&ns, &["BF.EXISTS", "copy", "dumped"]),
+        Reply::Bool(true)
     );
-    assert_eq!(run(&ns, &["BF.SCANDUMP", "bf", "0"]), refused);
-    // An empty cuckoo filter answers [0, nil] before anything is dumped, as RedisBloom.
-    assert_eq!(run(&ns, &["CF.ADD", "cf", "a"]), Reply::Bool(true));
-    assert_eq!(run(&ns, &["CF.SCANDUMP", "cf", "0"]), refused);
+    let info = run(&ns, &["BF.INFO", "copy"]);
+    assert_eq!(field(&info, "Window"), Reply::Int(1000));
+    clock.advance(1_125);
+    assert_eq!(
+        run(&ns, &["BF.EXISTS", "copy", "dumped"]),
+        Reply::Bool(false)
+    );
     run(&ns, &["BF.ADD", "bf", "a"]);
     assert_eq!(
         ns.key_type(b"bf").unwrap(),

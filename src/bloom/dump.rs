@@ -5,6 +5,8 @@
 //!   kind 1, header (cursor 1):   error f64 | capacity u64 | expansion u32 | filters u32 |
 //!                                page_bits u32 | items u64 × filters        (all LE)
 //!   kind 2, page (cursor >= 2):  sub u32 | page u32 | bitmap
+//!   kinds 3 and 4: a windowed filter's header and pages (`crate::chunk`'s `window.rs`),
+//!                  each generation's header as kind 1's payload, its pages as kind 2's
 //! ```
 //!
 //! Cursor 0 starts a dump; a cursor `c >= 1` continues after the chunk before it, and
@@ -61,7 +63,6 @@ impl ChainDump for BloomFilter {
 
     fn chain(&self, guard: &KeyGuard) -> Result<Chain<BloomParams>> {
         let (meta, params, prefix) = self.existing(guard)?;
-        crate::chunk::refuse_window(&meta)?;
         let pages = (0..params.filters)
             .map(|sub| sub_of(&params, sub).pages)
             .collect();
@@ -70,11 +71,12 @@ impl ChainDump for BloomFilter {
             params,
             pages,
             prefix,
+            window: chunk::window_of(&self.store, &meta),
         })
     }
 
-    fn header(&self, chain: &Chain<BloomParams>) -> Result<Vec<u8>> {
-        let counts = self.counts(&chain.prefix)?;
+    fn header(&self, chain: &Chain<BloomParams>, tally_prefix: &[u8]) -> Result<Vec<u8>> {
+        let counts = self.counts(tally_prefix)?;
         let params = &chain.params;
         let mut payload = Vec::with_capacity(HEADER_FIXED + 8 * params.filters as usize);
         params.encode_into(&mut payload);
@@ -95,7 +97,11 @@ impl ChainDump for BloomFilter {
         Ok(guard.typed_meta(KeyType::Bloom)?.is_some())
     }
 
-    fn load_header(&self, payload: &[u8]) -> Result<()> {
+    fn ns_key(&self) -> (u16, &[u8]) {
+        (self.ns, &self.key)
+    }
+
+    fn parse_header(&self, payload: &[u8]) -> Result<(Params, Vec<u64>)> {
         let bad = || Error::from(BloomError::BadChunk);
         let encoded = payload.get(..BloomParams::ENCODED_LEN).ok_or_else(bad)?;
         let params = BloomParams::decode(encoded).map_err(|_| bad())?;
@@ -107,22 +113,17 @@ impl ChainDump for BloomFilter {
             .map(|i| le_u64(payload, HEADER_FIXED + 8 * i))
             .collect::<Result<_, _>>()
             .map_err(|_| bad())?;
-        match self
-            .store
-            .create_restored(self.ns, &self.key, Params::Bloom(params), counts)?
-        {
-            true => Ok(()),
-            false => Err(BloomError::ItemExists.into()),
-        }
+        Ok((Params::Bloom(params), counts))
     }
 
-    fn load_page(&self, payload: &[u8]) -> Result<()> {
+    fn load_page(&self, payload: &[u8], generation: Option<u64>) -> Result<()> {
         let bad = || Error::from(BloomError::BadChunk);
         let guard = self.store.share(self.ns, &self.key);
         let meta = guard
             .typed_meta(KeyType::Bloom)?
             .ok_or(BloomError::NotFound)?;
-        crate::chunk::refuse_window(&meta)?;
+        let prefix =
+            chunk::restore_prefix(self.ns, &self.key, &meta, generation).ok_or_else(bad)?;
         let params = bloom_params(&meta)?;
         let (sub, page, bitmap) = chunk::split_page(payload).ok_or_else(bad)?;
         if sub >= params.filters {
@@ -134,7 +135,6 @@ impl ChainDump for BloomFilter {
         }
         // A dense OR: restoring into the empty filter the header created is exact.
         let delta = BitDelta::Dense(BitPage::from_bytes(bitmap.to_vec()));
-        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
         let mut batch = self.store.batch()?;
         batch.merge_page(keys::page_key(&prefix, sub as u16, page), delta.encode());
         self.store.write(batch)

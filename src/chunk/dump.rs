@@ -2,7 +2,8 @@
 //! filters (`BF.SCANDUMP`/`BF.LOADCHUNK`, `CF.SCANDUMP`/`CF.LOADCHUNK`): a header chunk
 //! at cursor 1, then one chunk per stored page, `sub u32 LE | page u32 LE | body`, each
 //! in the frame of [`super::frame`]. Each filter says what its header holds, what a
-//! page's body is, and how both are loaded back ([`ChainDump`]).
+//! page's body is, and how both are loaded back ([`ChainDump`]). A windowed filter's
+//! dump carries its generations (see [`super::window`]).
 
 use super::{frame, next_stored_page, unframe, DumpCursor, StoredPage};
 use crate::error::{Error, Result};
@@ -11,6 +12,9 @@ use rocksketch_merge::bytes::le_u32;
 
 const KIND_HEADER: u8 = 1;
 const KIND_PAGE: u8 = 2;
+/// A windowed filter's header and pages (see [`super::window`]).
+pub(super) const KIND_WINDOW_HEADER: u8 = 3;
+pub(super) const KIND_WINDOW_PAGE: u8 = 4;
 
 /// The dump errors every family has, each with its own text.
 pub(crate) enum DumpError {
@@ -36,6 +40,9 @@ pub(crate) struct Chain<P> {
     pub pages: Vec<u32>,
     /// The key version's page prefix.
     pub prefix: Vec<u8>,
+    /// A windowed filter's window and its live generations when the chain was read,
+    /// oldest first.
+    pub window: Option<(crate::Window, Vec<u64>)>,
 }
 
 /// What a filter tells the dump protocol.
@@ -52,8 +59,9 @@ pub(crate) trait ChainDump {
     /// The chain under the key's lock (the family's not-found error if there is none).
     fn chain(&self, guard: &KeyGuard) -> Result<Chain<Self::Params>>;
 
-    /// The header chunk's payload.
-    fn header(&self, chain: &Chain<Self::Params>) -> Result<Vec<u8>>;
+    /// The header chunk's payload: the parameters, and the counts of the tally under
+    /// `tally_prefix` (the key version's, or a generation's).
+    fn header(&self, chain: &Chain<Self::Params>, tally_prefix: &[u8]) -> Result<Vec<u8>>;
 
     /// The body of stored page `raw` of sub-filter `sub`, checked before it is sent.
     fn page_body(&self, chain: &Chain<Self::Params>, sub: u32, raw: Vec<u8>) -> Result<Vec<u8>>;
@@ -61,11 +69,16 @@ pub(crate) trait ChainDump {
     /// Whether the key holds a filter of this family (`WRONGTYPE` if another).
     fn present(&self) -> Result<bool>;
 
-    /// Creates the filter from a header chunk's payload.
-    fn load_header(&self, payload: &[u8]) -> Result<()>;
+    /// The namespace and key of the filter.
+    fn ns_key(&self) -> (u16, &[u8]);
 
-    /// Restores a page chunk's payload (see [`split_page`]).
-    fn load_page(&self, payload: &[u8]) -> Result<()>;
+    /// The parameters and tally counts a header chunk's payload holds, checked (the
+    /// family's bad-chunk error if they do not hold).
+    fn parse_header(&self, payload: &[u8]) -> Result<(crate::meta::Params, Vec<u64>)>;
+
+    /// Restores a page chunk's payload (see [`split_page`]) to the key version, or to
+    /// generation `generation` of a windowed filter.
+    fn load_page(&self, payload: &[u8], generation: Option<u64>) -> Result<()>;
 }
 
 /// One step of a dump: the next cursor (0 at the end) and a chunk.
@@ -75,11 +88,14 @@ pub(crate) fn scandump<F: ChainDump>(
     cursor: i64,
 ) -> Result<(i64, Vec<u8>)> {
     let chain = filter.chain(guard)?;
+    if chain.window.is_some() {
+        return super::window::scandump(filter, &chain, cursor);
+    }
     let tag = DumpCursor::tag(chain.version, chain.pages.len() as u32);
     let at = DumpCursor::parse(cursor).ok_or_else(|| F::dump_error(DumpError::InvalidPosition))?;
     if cursor == 0 {
         let next = DumpCursor { tag, position: 1 };
-        let header = filter.header(&chain)?;
+        let header = filter.header(&chain, &chain.prefix)?;
         return Ok((next.encode(), frame(F::MAGIC, KIND_HEADER, &header)));
     }
     if at.tag != tag {
@@ -120,9 +136,25 @@ pub(crate) fn loadchunk<F: ChainDump>(filter: &F, cursor: i64, chunk: &[u8]) -> 
         _ => {}
     }
     match (unframe(F::MAGIC, chunk), position) {
-        (Some((KIND_HEADER, payload)), Some(1)) => filter.load_header(payload),
+        (Some((KIND_HEADER, payload)), Some(1)) => {
+            let (params, counts) = filter.parse_header(payload)?;
+            let (ns, key) = filter.ns_key();
+            match filter.store().create_restored(ns, key, params, counts)? {
+                true => Ok(()),
+                false => Err(F::dump_error(DumpError::HeaderForExisting)),
+            }
+        }
+        (Some((KIND_WINDOW_HEADER, payload)), Some(1)) => {
+            super::window::load_header(filter, payload)
+        }
         (_, Some(1)) => Err(F::dump_error(DumpError::BadHeader)),
-        (Some((KIND_PAGE, payload)), Some(p)) if p >= 2 => filter.load_page(payload),
+        (Some((KIND_PAGE, payload)), Some(p)) if p >= 2 => filter.load_page(payload, None),
+        (Some((KIND_WINDOW_PAGE, payload)), Some(p)) if p >= 2 => {
+            let (generation, page) = payload
+                .split_first_chunk::<8>()
+                .ok_or_else(|| F::dump_error(DumpError::BadChunk))?;
+            filter.load_page(page, Some(u64::from_le_bytes(*generation)))
+        }
         _ => Err(F::dump_error(DumpError::BadChunk)),
     }
 }

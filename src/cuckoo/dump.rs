@@ -4,6 +4,8 @@
 //! Chunk: magic "RKCF" | version u8 | kind u8 | reserved u16 | crc32 u32 LE (of the payload) | payload
 //!   kind 1, header (cursor 1):   cuckoo params (26 bytes) | tally slots u64 LE × 33
 //!   kind 2, page (cursor >= 2):  sub u32 LE | page u32 LE | the stored page (FpPage)
+//!   kinds 3 and 4: a windowed filter's header and pages (`crate::chunk`'s `window.rs`),
+//!                  each generation's header as kind 1's payload, its pages as kind 2's
 //! ```
 //!
 //! Cursors as in the Bloom filter's dump (`crate::bloom`'s `dump.rs`): positions
@@ -56,7 +58,6 @@ impl ChainDump for CuckooFilter {
 
     fn chain(&self, guard: &KeyGuard) -> Result<Chain<CuckooParams>> {
         let (meta, params, prefix) = self.existing(guard)?;
-        crate::chunk::refuse_window(&meta)?;
         let pages = (0..params.filters)
             .map(|i| sub_of(&params, i).map(|sub| sub.pages))
             .collect::<Result<_>>()?;
@@ -65,11 +66,12 @@ impl ChainDump for CuckooFilter {
             params,
             pages,
             prefix,
+            window: chunk::window_of(&self.store, &meta),
         })
     }
 
-    fn header(&self, chain: &Chain<CuckooParams>) -> Result<Vec<u8>> {
-        let counts = self.counts(&chain.prefix)?;
+    fn header(&self, chain: &Chain<CuckooParams>, tally_prefix: &[u8]) -> Result<Vec<u8>> {
+        let counts = self.counts(tally_prefix)?;
         let mut payload = Vec::with_capacity(HEADER_LEN);
         chain.params.encode_into(&mut payload);
         for slot in 0..TALLY_SLOTS {
@@ -89,7 +91,11 @@ impl ChainDump for CuckooFilter {
         Ok(guard.typed_meta(KeyType::Cuckoo)?.is_some())
     }
 
-    fn load_header(&self, payload: &[u8]) -> Result<()> {
+    fn ns_key(&self) -> (u16, &[u8]) {
+        (self.ns, &self.key)
+    }
+
+    fn parse_header(&self, payload: &[u8]) -> Result<(Params, Vec<u64>)> {
         let bad = || Error::from(CuckooError::BadChunk);
         if payload.len() != HEADER_LEN {
             return Err(bad());
@@ -104,22 +110,17 @@ impl ChainDump for CuckooFilter {
             .map(|i| le_u64(payload, CuckooParams::ENCODED_LEN + 8 * i))
             .collect::<Result<_, _>>()
             .map_err(|_| bad())?;
-        match self
-            .store
-            .create_restored(self.ns, &self.key, Params::Cuckoo(params), counts)?
-        {
-            true => Ok(()),
-            false => Err(CuckooError::ItemExists.into()),
-        }
+        Ok((Params::Cuckoo(params), counts))
     }
 
-    fn load_page(&self, payload: &[u8]) -> Result<()> {
+    fn load_page(&self, payload: &[u8], generation: Option<u64>) -> Result<()> {
         let bad = || Error::from(CuckooError::BadChunk);
         let guard = self.store.share(self.ns, &self.key);
         let meta = guard
             .typed_meta(KeyType::Cuckoo)?
             .ok_or(CuckooError::NotFound)?;
-        crate::chunk::refuse_window(&meta)?;
+        let prefix =
+            chunk::restore_prefix(self.ns, &self.key, &meta, generation).ok_or_else(bad)?;
         let params = cuckoo_params(&meta)?;
         let (sub_index, page, raw) = chunk::split_page(payload).ok_or_else(bad)?;
         if sub_index >= params.filters {
@@ -131,7 +132,6 @@ impl ChainDump for CuckooFilter {
         }
         self.checked_page(raw, &sub).map_err(|_| bad())?;
         // The page as it was: restoring into the empty filter the header created.
-        let prefix = keys::version_prefix(self.ns, &self.key, meta.version);
         let mut batch = self.store.batch()?;
         batch.put_page(keys::page_key(&prefix, sub_index as u16, page), raw);
         self.store.write(batch)

@@ -324,3 +324,69 @@ fn dumps_restore_windowed_filters_and_a_recreated_key_starts_empty() {
     };
     assert_eq!(fields.len(), 5);
 }
+
+#[test]
+fn windows_at_their_limits_work_and_past_them_are_refused() {
+    let clock = Clock::manual(START);
+    let t = store(&clock);
+    let ns = t.store().ns(0);
+    let longest = i64::MAX.to_string();
+    for (key, slices) in [("a", "64"), ("b", "1")] {
+        let words = [
+            "BF.RESERVE",
+            key,
+            "0.01",
+            "1000",
+            "WINDOW",
+            &longest,
+            "SLICES",
+            slices,
+        ];
+        assert_eq!(run(&ns, &words), ok());
+        assert_eq!(run(&ns, &["BF.ADD", key, "x"]), Reply::Bool(true));
+        assert_eq!(run(&ns, &["BF.EXISTS", key, "x"]), Reply::Bool(true));
+        clock.advance(1 << 40);
+        assert_eq!(run(&ns, &["BF.EXISTS", key, "x"]), Reply::Bool(true));
+    }
+    let cms = [
+        "CMS.INITBYDIM",
+        "c",
+        "10",
+        "2",
+        "WINDOW",
+        &longest,
+        "SLICES",
+        "64",
+    ];
+    assert_eq!(run(&ns, &cms), ok());
+    assert_eq!(
+        run(&ns, &["CMS.INCRBY", "c", "x", "5"]),
+        Reply::Array(vec![Reply::Int(5)])
+    );
+    let positive = err("ERR WINDOW must be a positive number of milliseconds");
+    let too_long = [
+        "BF.RESERVE",
+        "z",
+        "0.01",
+        "10",
+        "WINDOW",
+        "9223372036854775808",
+    ];
+    assert_eq!(run(&ns, &too_long), positive);
+    // The shortest window: a generation a millisecond, swept as it ages.
+    let shortest = ["CF.RESERVE", "s", "100", "WINDOW", "1", "SLICES", "1"];
+    assert_eq!(run(&ns, &shortest), ok());
+    for n in 0..2000 {
+        run(&ns, &["CF.ADD", "s", &format!("i{n}")]);
+        clock.advance(1);
+        if n % 500 == 499 {
+            t.store().sweep_expired(None, 1000).unwrap();
+        }
+    }
+    // Two live generations of one add each, at most.
+    let Reply::Map(_) = run(&ns, &["CF.INFO", "s"]) else {
+        panic!()
+    };
+    assert!(t.store().cuckoo("s").info().unwrap().inserted <= 2);
+    assert!(common::pages_after_compaction(t.store()) < 200);
+}

@@ -59,7 +59,9 @@ fn caught_up(primary: &TestServer, replica: &TestServer) {
     }
 }
 
-const KEYS: &[&str] = &["bf", "cf", "cms", "cms2", "tk", "td", "hll", "hll2"];
+const KEYS: &[&str] = &[
+    "bf", "cf", "cms", "cms2", "tk", "td", "hll", "hll2", "wbf", "wcms",
+];
 
 fn create(c: &mut Client) {
     c.cmd(&["BF.RESERVE", "bf", "0.01", "500", "EXPANSION", "2"]);
@@ -68,6 +70,9 @@ fn create(c: &mut Client) {
     c.cmd(&["CMS.INITBYDIM", "cms2", "300", "4"]);
     c.cmd(&["TOPK.RESERVE", "tk", "5", "40", "4", "0.9"]);
     c.cmd(&["TDIGEST.CREATE", "td", "COMPRESSION", "50"]);
+    // Windows of an hour: what a run writes stays in them (slices may pass).
+    c.cmd(&["BF.RESERVE", "wbf", "0.01", "500", "WINDOW", "3600000"]);
+    c.cmd(&["CMS.INITBYDIM", "wcms", "300", "4", "WINDOW", "3600000"]);
 }
 
 /// Random writes of every family, re-creations and deletes among them.
@@ -89,7 +94,9 @@ fn write_load(addr: SocketAddr, seed: u64, count: usize) {
             84..=86 => c.cmd(&["PFADD", "hll", &item, "x"]),
             87..=88 => c.cmd(&["CMS.MERGE", "cms2", "1", "cms"]),
             89 => c.cmd(&["PFMERGE", "hll2", "hll"]),
-            90..=91 => c.cmd(&["DEL", KEYS[(x / 100 % 8) as usize]]),
+            90..=91 => c.cmd(&["DEL", KEYS[(x / 100 % KEYS.len() as u64) as usize]]),
+            92..=93 => c.cmd(&["BF.ADD", "wbf", &item]),
+            94..=95 => c.cmd(&["CMS.INCRBY", "wcms", &item, "3"]),
             _ => {
                 create(&mut c);
                 Value::Nil
@@ -112,6 +119,8 @@ fn answers(server: &TestServer) -> Vec<Value> {
         out.push(c.cmd(&["CMS.QUERY", "cms", &item]));
         out.push(c.cmd(&["CMS.QUERY", "cms2", &item]));
         out.push(c.cmd(&["TOPK.QUERY", "tk", &item]));
+        out.push(c.cmd(&["BF.EXISTS", "wbf", &item]));
+        out.push(c.cmd(&["CMS.QUERY", "wcms", &item]));
     }
     out.push(c.cmd(&["BF.CARD", "bf"]));
     out.push(c.cmd(&["CF.INFO", "cf"]));

@@ -11,6 +11,7 @@ mod hints;
 mod hot;
 mod namespace;
 mod options;
+mod span;
 pub(crate) use options::open_db;
 mod pending;
 mod read;
@@ -29,6 +30,7 @@ pub(crate) use guard::KeyGuard;
 pub use namespace::Namespace;
 pub use options::{ColumnFamilies, StoreOptions, META_CF, PAGES_CF};
 pub use pending::INTERNAL_NS;
+pub use span::{Listed, Span};
 pub use tail::WalTail;
 
 /// The longest key name a structure can be created under, in bytes. Every page key and

@@ -51,6 +51,9 @@ pub enum Reply {
     /// A double, as Redis prints it ([`format_double`]): a RESP3 double, a bulk string
     /// in RESP2. Built with [`Reply::double`].
     Double(String),
+    /// Text for people (`CLUSTER INFO`, `CLUSTER NODES`): a RESP3 verbatim string of
+    /// format `txt`, a bulk string in RESP2.
+    Verbatim(Vec<u8>),
 }
 
 impl Reply {
@@ -109,6 +112,15 @@ pub fn encode(reply: &Reply, protocol: Protocol, out: &mut Vec<u8>) {
         Reply::Double(text) => match protocol {
             Protocol::Resp2 => encode(&Reply::Bulk(text.as_bytes().to_vec()), protocol, out),
             Protocol::Resp3 => line(out, b',', text.as_bytes()),
+        },
+        Reply::Verbatim(text) => match protocol {
+            Protocol::Resp2 => encode(&Reply::Bulk(text.clone()), protocol, out),
+            Protocol::Resp3 => {
+                line(out, b'=', (text.len() + 4).to_string().as_bytes());
+                out.extend_from_slice(b"txt:");
+                out.extend_from_slice(text);
+                out.extend_from_slice(b"\r\n");
+            }
         },
         Reply::Array(items) => {
             line(out, b'*', items.len().to_string().as_bytes());

@@ -26,6 +26,10 @@ fn replies_in_both_protocols() {
         ),
         "*2\r\n:-1\r\n-ERR x  y\r\n"
     );
+    // As Redis 7 sends `CLUSTER NODES` and `CLUSTER INFO`.
+    let text = Reply::Verbatim(b"a:1\r\n".to_vec());
+    assert_eq!(enc(&text, Protocol::Resp2), "$5\r\na:1\r\n\r\n");
+    assert_eq!(enc(&text, Protocol::Resp3), "=9\r\ntxt:a:1\r\n\r\n");
 }
 
 #[test]

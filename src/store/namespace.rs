@@ -1,9 +1,8 @@
 //! A namespace (a Redis database): its keys and the generic operations over them.
 
-use super::{keys, now_ms, Store};
-use crate::error::{Error, Result};
+use super::{now_ms, Span, Store};
+use crate::error::Result;
 use crate::meta::{KeyType, Meta};
-use rocksdb::IteratorMode;
 
 /// The keys of one namespace, and the generic operations over them.
 #[derive(Clone)]
@@ -42,60 +41,19 @@ impl Namespace {
     /// Up to `limit` live keys after `after` (exclusive; `None` from the start) in key
     /// order, with their types: a cursor for listing a large namespace in steps.
     pub fn scan(&self, after: Option<&[u8]>, limit: usize) -> Result<Vec<(Vec<u8>, KeyType)>> {
-        let mut out = Vec::new();
-        if limit > 0 {
-            self.each_live(after, |key, meta| {
-                out.push((key.to_vec(), meta.key_type()));
-                out.len() < limit
-            })?;
-        }
-        Ok(out)
+        let page = self.span().scan(after.map(|key| (self.ns, key)), limit)?;
+        Ok(page.into_iter().map(|(_, key, t)| (key, t)).collect())
     }
 
     /// Live keys in the namespace, and how many of them have an expiry (`DBSIZE` and
     /// `INFO keyspace`). Reads every metadata record of the namespace.
     pub fn counts(&self) -> Result<(u64, u64)> {
-        let (mut live, mut expiring) = (0, 0);
-        self.each_live(None, |_, meta| {
-            live += 1;
-            expiring += u64::from(meta.expire_at_ms != 0);
-            true
-        })?;
-        Ok((live, expiring))
+        self.span().counts()
     }
 
-    /// Calls `visit` with each live key of the namespace after `after` (exclusive) and
-    /// its metadata, in key order, while it returns true.
-    fn each_live(
-        &self,
-        after: Option<&[u8]>,
-        mut visit: impl FnMut(&[u8], &Meta) -> bool,
-    ) -> Result<()> {
-        let start = keys::meta_key(self.ns, after.unwrap_or_default());
-        let db = self.store.db()?;
-        let iter = db.iterator_cf(
-            db.meta_cf()?,
-            IteratorMode::From(&start, rocksdb::Direction::Forward),
-        );
-        let now = now_ms();
-        for item in iter {
-            let (raw_key, raw_meta) = item?;
-            let Some((ns, key)) = keys::split_meta_key(&raw_key) else {
-                continue;
-            };
-            if ns != self.ns {
-                break;
-            }
-            if after == Some(key) {
-                continue;
-            }
-            let meta = Meta::decode(&raw_meta)
-                .map_err(|source| Error::corrupt(key, "metadata", source))?;
-            if !meta.is_expired(now) && !visit(key, &meta) {
-                break;
-            }
-        }
-        Ok(())
+    /// The namespace alone, as a [`Span`].
+    pub fn span(&self) -> Span {
+        self.store.span(self.ns, self.ns)
     }
 
     /// Every live key of the namespace, in key order.
@@ -106,15 +64,8 @@ impl Namespace {
     /// The live keys `keep` accepts, in key order: the others are never collected, so
     /// a filter that matches few keys of a large namespace (`KEYS prefix*`) holds only
     /// those.
-    pub fn keys_where(&self, mut keep: impl FnMut(&[u8]) -> bool) -> Result<Vec<Vec<u8>>> {
-        let mut out = Vec::new();
-        self.each_live(None, |key, _| {
-            if keep(key) {
-                out.push(key.to_vec());
-            }
-            true
-        })?;
-        Ok(out)
+    pub fn keys_where(&self, keep: impl FnMut(&[u8]) -> bool) -> Result<Vec<Vec<u8>>> {
+        self.span().keys_where(keep)
     }
 
     /// Sets `key` to expire at `at_ms` (Unix time in milliseconds); a time not in the
@@ -176,17 +127,6 @@ impl Namespace {
     /// Deletes every key of the namespace (Redis's `FLUSHDB`), a page of keys at a time;
     /// returns how many were deleted. Keys written while it runs may survive it.
     pub fn flush(&self) -> Result<u64> {
-        let mut deleted = 0;
-        let mut after: Option<Vec<u8>> = None;
-        loop {
-            let page = self.scan(after.as_deref(), 1024)?;
-            let Some((last, _)) = page.last() else {
-                return Ok(deleted);
-            };
-            after = Some(last.clone());
-            for (key, _) in &page {
-                deleted += u64::from(self.delete(key)?);
-            }
-        }
+        self.span().flush()
     }
 }

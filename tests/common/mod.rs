@@ -73,7 +73,7 @@ pub fn reply_json(reply: &rocksketch::command::Reply) -> serde_json::Value {
     use serde_json::{json, Value};
     match reply {
         Reply::Simple(s) => json!(s),
-        Reply::Bulk(b) => json!(String::from_utf8_lossy(b)),
+        Reply::Bulk(b) | Reply::Verbatim(b) => json!(String::from_utf8_lossy(b)),
         Reply::Double(text) => json!(text),
         Reply::Int(i) => json!(i),
         Reply::Nil | Reply::NullArray => Value::Null,

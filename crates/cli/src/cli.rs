@@ -117,6 +117,10 @@ pub fn serve_args() -> Vec<Arg> {
             "sync the write-ahead log before acknowledging a write",
         ),
         switch("enable-debug-command", "answer DEBUG PANIC | SLEEP"),
+        switch(
+            "cluster-enabled",
+            "be a Redis Cluster node; a controller sets the topology with CLUSTERX",
+        ),
     ]
 }
 

@@ -51,6 +51,7 @@ pub fn run(cli: Args) -> Result<(), String> {
         backup_dir: args.string("backup-dir").map(std::path::PathBuf::from),
         replicaof: args.string("replicaof").map(parse_primary).transpose()?,
         masterauth: args.string("masterauth").map(str::to_owned),
+        cluster_enabled: args.switch("cluster-enabled"),
     };
     let dir = args.get("dir", "./rocksketch-data".to_owned())?;
     check_data_dir(std::path::Path::new(&dir))?;

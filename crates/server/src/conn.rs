@@ -27,6 +27,11 @@ pub(crate) struct Connection {
     pub(crate) id: u64,
     pub(crate) protocol: Protocol,
     pub(crate) db: u16,
+    /// The namespace of the running command's keys: `db`'s, or in cluster mode the
+    /// namespace of their slot (set by dispatch).
+    pub(crate) key_ns: u16,
+    /// In cluster mode, whether reads may be served by a replica (`READONLY`).
+    pub(crate) readonly: bool,
     pub(crate) authenticated: bool,
     /// What the client sent and has not yet run, parsed once.
     pub(crate) inbox: Inbox,
@@ -74,6 +79,8 @@ impl Connection {
             id,
             protocol: Protocol::Resp2,
             db: 0,
+            key_ns: 0,
+            readonly: false,
             authenticated,
             inbox: Inbox::new(limits),
             transaction: None,
@@ -121,9 +128,17 @@ impl Connection {
             return None;
         }
         self.parse_ahead();
+        let (shared, db, readonly) = (self.shared.clone(), self.db, self.readonly);
+        // In cluster mode, only requests this node runs: a redirection is answered
+        // by `run_requests`.
+        let here = |request: &Request| {
+            let spec = table::lookup(&request[0]);
+            spec.is_some_and(|spec| shared.route(spec, request, db, readonly).is_ok())
+        };
         let one_run = |queue: &[Request]| {
             command::batch::batch_key(&queue[0]).is_some()
                 && command::batch::run_length(queue, 0) == queue.len()
+                && (shared.cluster.is_none() || here(&queue[0]))
         };
         let requests = self.inbox.take_whole_if(one_run)?;
         let (name, key) = command::batch::batch_key(&requests[0])?;
@@ -237,7 +252,20 @@ impl Connection {
         let gate = self.shared.gate;
         let _gate = gate.shared(self.id);
         if run.len() > 1 {
-            let ns = self.shared.store.ns(self.db);
+            // A batch exists only for a known command of a valid arity.
+            let routed = match table::lookup(&run[0][0]) {
+                Some(spec) => self.shared.route(spec, &run[0], self.db, self.readonly),
+                None => Ok(self.db),
+            };
+            let ns = match routed {
+                Ok(ns) => self.shared.store.ns(ns),
+                Err(reply) => {
+                    for _ in run {
+                        resp::encode(&reply, self.protocol, output);
+                    }
+                    return (None, run.len() as u64);
+                }
+            };
             let mut errors = 0;
             let replies = command::batch::execute_run(&ns, run);
             // Every request of the run names the same command and key.

@@ -17,8 +17,10 @@ const PER_CLIENT: usize = 64;
 /// when its key alone is larger).
 const PER_CLIENT_BYTES: usize = 1 << 20;
 
-/// A saved position.
+/// A saved position: the keyspace it is of (a database's first namespace), and the
+/// namespace and key it resumes after.
 struct Position {
+    scope: u16,
     ns: u16,
     last: Vec<u8>,
 }
@@ -33,14 +35,15 @@ pub(crate) struct Cursors {
 }
 
 impl Cursors {
-    /// Saves the position after `last` for connection `owner`; the cursor's id.
-    pub(super) fn save(&mut self, owner: u64, ns: u16, last: Vec<u8>) -> u64 {
+    /// Saves the position after `(ns, last)` in keyspace `scope` for connection
+    /// `owner`; the cursor's id.
+    pub(super) fn save(&mut self, owner: u64, scope: u16, (ns, last): (u16, Vec<u8>)) -> u64 {
         self.next += 1;
         let id = self.next;
         let (order, bytes) = self.owners.entry(owner).or_default();
         *bytes += last.len();
         order.push_back(id);
-        self.positions.insert(id, Position { ns, last });
+        self.positions.insert(id, Position { scope, ns, last });
         // The newest stays, whatever its size, so every scan can go on.
         while order.len() > 1 && (order.len() > PER_CLIENT || *bytes > PER_CLIENT_BYTES) {
             let Some(old) = order.pop_front() else {
@@ -53,10 +56,11 @@ impl Cursors {
         id
     }
 
-    /// The key a cursor resumes after, if the cursor is live and of namespace `ns`.
-    pub(super) fn get(&self, ns: u16, id: u64) -> Option<Vec<u8>> {
+    /// The namespace and key a cursor resumes after, if the cursor is live and of
+    /// keyspace `scope`.
+    pub(super) fn get(&self, scope: u16, id: u64) -> Option<(u16, Vec<u8>)> {
         match self.positions.get(&id) {
-            Some(position) if position.ns == ns => Some(position.last.clone()),
+            Some(p) if p.scope == scope => Some((p.ns, p.last.clone())),
             _ => None,
         }
     }
@@ -83,17 +87,17 @@ mod tests {
     #[test]
     fn one_client_cannot_evict_another_clients_cursors() {
         let mut cursors = Cursors::default();
-        let kept = cursors.save(1, 0, b"a".to_vec());
+        let kept = cursors.save(1, 0, (0, b"a".to_vec()));
         for n in 0..100_000u32 {
-            cursors.save(2, 0, n.to_be_bytes().to_vec());
+            cursors.save(2, 0, (0, n.to_be_bytes().to_vec()));
         }
-        assert_eq!(cursors.get(0, kept), Some(b"a".to_vec()));
+        assert_eq!(cursors.get(0, kept), Some((0, b"a".to_vec())));
         assert!(cursors.len() <= 1 + PER_CLIENT);
         // Long names: bounded by bytes too, and still not another's.
         for _ in 0..100 {
-            cursors.save(2, 0, vec![b'x'; 100 << 10]);
+            cursors.save(2, 0, (0, vec![b'x'; 100 << 10]));
         }
-        assert_eq!(cursors.get(0, kept), Some(b"a".to_vec()));
+        assert_eq!(cursors.get(0, kept), Some((0, b"a".to_vec())));
         let bytes: usize = cursors.positions.values().map(|p| p.last.len()).sum();
         assert!(bytes <= 1 + PER_CLIENT_BYTES + (100 << 10));
     }
@@ -101,8 +105,8 @@ mod tests {
     #[test]
     fn a_cursor_works_from_any_connection_until_its_owner_closes() {
         let mut cursors = Cursors::default();
-        let id = cursors.save(7, 3, b"k".to_vec());
-        assert_eq!(cursors.get(3, id), Some(b"k".to_vec()));
+        let id = cursors.save(7, 3, (5, b"k".to_vec()));
+        assert_eq!(cursors.get(3, id), Some((5, b"k".to_vec())));
         assert_eq!(cursors.get(4, id), None, "another database's cursor");
         cursors.drop_owner(7);
         assert_eq!(cursors.get(3, id), None);

@@ -24,6 +24,7 @@
 
 mod admit;
 mod client;
+mod cluster;
 pub(crate) mod commands;
 mod conn;
 
@@ -84,6 +85,9 @@ pub struct ServerConfig {
     pub replicaof: Option<(String, u16)>,
     /// The password sent to the primary (`masterauth`).
     pub masterauth: Option<String>,
+    /// A node of a Redis Cluster whose topology a controller sets with `CLUSTERX`
+    /// (Redis's `cluster-enabled`); only database 0.
+    pub cluster_enabled: bool,
 }
 
 impl Default for ServerConfig {
@@ -101,6 +105,7 @@ impl Default for ServerConfig {
             backup_dir: None,
             replicaof: None,
             masterauth: None,
+            cluster_enabled: false,
         }
     }
 }
@@ -195,6 +200,8 @@ pub(crate) struct Shared {
     cursors: Mutex<Cursors>,
     /// The keys connections `WATCH`.
     watches: watch::Watches,
+    /// Cluster mode's topology, if it is on.
+    cluster: Option<Arc<cluster::Cluster>>,
     /// `'static` so that a connection can hold it while it runs a command that needs
     /// the connection mutably, without counting references on every command (one
     /// gate per server, 8 KiB, kept for the life of the process).
@@ -263,6 +270,12 @@ impl Server {
         };
         let saves = persistence::Saves::new(backup_dir);
         let replication = replication::Replication::new(&store, config.masterauth.clone())?;
+        let cluster = match config.cluster_enabled {
+            true => Some(Arc::new(cluster::Cluster::open(
+                &store.path().map_err(io::Error::other)?,
+            )?)),
+            false => None,
+        };
         Ok(Server {
             listener,
             shared: Arc::new(Shared {
@@ -285,6 +298,7 @@ impl Server {
                 replication,
                 cursors: Mutex::new(Cursors::default()),
                 watches: watch::Watches::default(),
+                cluster,
                 gate: Box::leak(Box::default()),
             }),
         })
@@ -315,6 +329,9 @@ impl Server {
         let sweeper = self.start_sweeper();
         if let Some((host, port)) = self.shared.config.replicaof.clone() {
             replication::Replication::follow(&self.shared, host, port);
+        }
+        if let Some(cluster) = &self.shared.cluster {
+            cluster::commands::follow_topology(&self.shared, &cluster.topology());
         }
         for stream in self.listener.incoming() {
             if self.shared.is_shutting_down() {

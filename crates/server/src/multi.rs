@@ -4,6 +4,7 @@
 
 use super::commands::{self, Outcome};
 use super::conn::Connection;
+use crate::{cluster, table};
 use rocksketch::command::Reply;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -87,6 +88,14 @@ impl Connection {
             transaction.failed = true;
             return reply;
         }
+        // In cluster mode, a command for another node fails the transaction, as Redis
+        // checks it before queueing.
+        if let Some(spec) = table::lookup(&request[0]) {
+            if let Err(reply) = self.shared.route(spec, request, self.db, self.readonly) {
+                transaction.failed = true;
+                return reply;
+            }
+        }
         let size: usize = request.iter().map(Vec::len).sum();
         if transaction.bytes.saturating_add(size) > limit {
             transaction.failed = true;
@@ -110,10 +119,18 @@ impl Connection {
             shared.watches.unwatch(&mut self.watched);
             return Reply::Error(EXECABORT.to_owned());
         }
+        if let Some(reply) = cluster::cross_slot(&shared, &transaction.queued) {
+            shared.watches.unwatch(&mut self.watched);
+            return reply;
+        }
         let _gate = shared.gate.exclusive();
         // Under the exclusive gate: every write answered before this is counted.
         let dirty = shared.watches.dirty(&self.watched, |db, key| {
-            shared.store.ns(db).exists(key).unwrap_or(false)
+            shared
+                .store
+                .ns(shared.key_ns(db, key))
+                .exists(key)
+                .unwrap_or(false)
         });
         shared.watches.unwatch(&mut self.watched);
         if dirty {

@@ -3,6 +3,7 @@
 //! in one [`Table`]. Dispatch, `COMMAND`, `MULTI`'s checks, `INFO commandstats` and
 //! `WATCH` read this one view; nothing else knows a command's arity.
 
+use crate::cluster::commands as cluster;
 use crate::commands::host;
 use crate::conn::Connection;
 use rocksketch::command::args::Args;
@@ -175,6 +176,23 @@ const HOST_ROWS: &[Spec] = &[
         host::role,
     ),
     spec("wait", 3, &["noscript"], NONE, Handler::Wait),
+    host("cluster", -2, &["stale"], NONE, cluster::cluster),
+    host("clusterx", -2, &["admin", "stale"], NONE, cluster::clusterx),
+    host(
+        "readonly",
+        1,
+        &["fast", "loading", "stale"],
+        NONE,
+        cluster::readonly,
+    ),
+    host(
+        "readwrite",
+        1,
+        &["fast", "loading", "stale"],
+        NONE,
+        cluster::readonly,
+    ),
+    host("asking", 1, &["fast"], NONE, cluster::asking),
     host(
         "replconf",
         -1,

@@ -44,7 +44,7 @@ pub(crate) fn run(ready: &[Token], clients: &mut FastMap<Token, Client>) {
         groups[at].1.push((*token, requests.len()));
         groups[at].2.extend(requests);
     }
-    for ((db, _, _), members, requests) in groups {
+    for ((db, _, key), members, requests) in groups {
         let Some(first) = members.first().and_then(|(t, _)| clients.get(t)) else {
             continue;
         };
@@ -54,7 +54,8 @@ pub(crate) fn run(ready: &[Token], clients: &mut FastMap<Token, Client>) {
             .stats
             .commands
             .fetch_add(requests.len() as u64, Ordering::Relaxed);
-        let ns = shared.store.ns(db);
+        // Routed when the batch was taken: in cluster mode, a key this node serves.
+        let ns = shared.store.ns(shared.key_ns(db, &key));
         rocksketch::take_last_lookup();
         let started = Instant::now();
         let replies = catch_unwind(AssertUnwindSafe(|| {

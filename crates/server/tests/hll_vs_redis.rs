@@ -4,75 +4,17 @@
 //! elements and over unions of up to 16 keys, random command streams, and HyperLogLogs
 //! copied both ways with `GET` and `SET`.
 
+#[path = "common/redis_server.rs"]
+mod redis_server;
 #[path = "common/resp_client.rs"]
 mod resp_client;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use redis_server::RedisServer;
 use resp_client::{temp_server, Client, Value};
 use rocksketch_merge::hll::redis;
-use std::net::{SocketAddr, TcpListener};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
-/// A `redis-server` on a free loopback port, in memory only, killed when dropped.
-struct RedisServer {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl RedisServer {
-    /// Starts one on a free port. The port is picked by binding port 0 and letting it
-    /// go, so another server (these tests run in parallel) may take it first: then this
-    /// redis-server exits, and what answers on the port is another process. A server
-    /// counts as started only when the process answering is this child; else another
-    /// port is tried.
-    fn start() -> RedisServer {
-        for _ in 0..20 {
-            if let Some(server) = RedisServer::try_start() {
-                return server;
-            }
-        }
-        panic!("redis-server did not start on any of 20 ports");
-    }
-
-    fn try_start() -> Option<RedisServer> {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
-        let child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("redis-server runs (scripts/setup installs Debian's)");
-        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-        let mut server = RedisServer { child, addr };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(addr).is_err() {
-            if Instant::now() > deadline || !matches!(server.child.try_wait(), Ok(None)) {
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let Value::Bulk(info) = Client::connect(addr).cmd(&["INFO", "server"]) else {
-            return None;
-        };
-        let ours = format!("process_id:{}\r\n", server.child.id());
-        let is_child = String::from_utf8_lossy(&info).contains(&ours);
-        let alive = matches!(server.child.try_wait(), Ok(None));
-        // Not ours: dropped, which kills the child if it still runs.
-        (is_child && alive).then_some(server)
-    }
-}
-
-impl Drop for RedisServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use std::net::SocketAddr;
 
 /// One connection to each server, in one protocol.
 struct Pair {

@@ -249,6 +249,9 @@ pub(crate) fn select(conn: &mut Connection, args: &mut Args) -> HostResult {
         return Err(err(NOT_INTEGER));
     };
     args.finish()?;
+    if conn.shared.cluster.is_some() && index != 0 {
+        return Err(err("ERR SELECT is not allowed in cluster mode"));
+    }
     match u16::try_from(index) {
         Ok(db) if db < conn.shared.config.databases => {
             conn.db = db;
@@ -372,6 +375,7 @@ pub(crate) fn reset(conn: &mut Connection, args: &mut Args) -> HostResult {
     conn.transaction = None;
     conn.shared.watches.unwatch(&mut conn.watched);
     conn.db = 0;
+    conn.readonly = false;
     conn.protocol = rocksketch::resp::Protocol::Resp2;
     if conn.shared.live.has_password() {
         conn.deauthenticate();

@@ -47,8 +47,9 @@ pub(crate) fn info(conn: &mut Connection, args: &mut Args) -> HostResult {
                  usedby=[],using=[],options=[]\r\n"
             );
         }),
-        ("cluster", |_, t| {
-            t.push_str("# Cluster\r\ncluster_enabled:0\r\n")
+        ("cluster", |conn, t| {
+            let enabled = u8::from(conn.shared.cluster.is_some());
+            let _ = write!(t, "# Cluster\r\ncluster_enabled:{enabled}\r\n");
         }),
         ("keyspace", keyspace),
         ("commandstats", commandstats),
@@ -197,8 +198,12 @@ fn stats(conn: &Connection, text: &mut String) {
 fn keyspace(conn: &Connection, text: &mut String) {
     text.push_str("# Keyspace\r\n");
     let shared = &conn.shared;
-    for db in 0..shared.config.databases {
-        if let Ok((keys, expires)) = shared.store.ns(db).counts() {
+    let databases = match shared.cluster {
+        Some(_) => 1,
+        None => shared.config.databases,
+    };
+    for db in 0..databases {
+        if let Ok((keys, expires)) = shared.keyspace(db).counts() {
             if keys > 0 {
                 let _ = write!(text, "db{db}:keys={keys},expires={expires},avg_ttl=0\r\n");
             }

@@ -5,7 +5,7 @@ use super::*;
 
 pub(crate) fn dbsize(conn: &mut Connection, args: &mut Args) -> HostResult {
     args.finish()?;
-    let (keys, _) = conn.ns().counts()?;
+    let (keys, _) = conn.keyspace().counts()?;
     Ok(Reply::Int(keys as i64))
 }
 
@@ -42,7 +42,9 @@ pub(crate) fn key_type(conn: &mut Connection, args: &mut Args) -> HostResult {
 pub(crate) fn keys(conn: &mut Connection, args: &mut Args) -> HostResult {
     let pattern = args.next_arg()?;
     args.finish()?;
-    let keys = conn.ns().keys_where(|key| glob::matches(pattern, key))?;
+    let keys = conn
+        .keyspace()
+        .keys_where(|key| glob::matches(pattern, key))?;
     Ok(Reply::Array(keys.into_iter().map(Reply::Bulk).collect()))
 }
 
@@ -76,21 +78,23 @@ pub(crate) fn scan(conn: &mut Connection, args: &mut Args) -> HostResult {
             _ => return Err(err(SYNTAX)),
         }
     }
-    let ns = conn.ns();
+    let span = conn.keyspace();
+    let scope = span.bounds().0;
     let after = match cursor {
         0 => None,
-        id => match conn.shared.cursors.lock().get(ns.id(), id) {
-            Some(last) => Some(last),
+        id => match conn.shared.cursors.lock().get(scope, id) {
+            Some(position) => Some(position),
             None => return Err(err("ERR invalid cursor")),
         },
     };
-    let page = ns.scan(after.as_deref(), count)?;
+    let after_ref = after.as_ref().map(|(ns, key)| (*ns, key.as_slice()));
+    let page = span.scan(after_ref, count)?;
     let next = match page.last() {
-        Some((last, _)) if page.len() == count => {
+        Some((ns, last, _)) if page.len() == count => {
             conn.shared
                 .cursors
                 .lock()
-                .save(conn.id, ns.id(), last.clone())
+                .save(conn.id, scope, (*ns, last.clone()))
         }
         _ => 0,
     };
@@ -101,8 +105,8 @@ pub(crate) fn scan(conn: &mut Connection, args: &mut Args) -> HostResult {
     };
     let keys = page
         .into_iter()
-        .filter(|(key, t)| type_matches(*t) && pattern.is_none_or(|p| glob::matches(p, key)))
-        .map(|(key, _)| Reply::Bulk(key))
+        .filter(|(_, key, t)| type_matches(*t) && pattern.is_none_or(|p| glob::matches(p, key)))
+        .map(|(_, key, _)| Reply::Bulk(key))
         .collect();
     Ok(Reply::Array(vec![
         bulk(next.to_string()),
@@ -206,13 +210,14 @@ pub(crate) fn flush(conn: &mut Connection, args: &mut Args) -> HostResult {
         [mode] if matches!(lower(mode).as_str(), "async" | "sync") => {}
         _ => return Err(err(SYNTAX)),
     }
-    let dbs = if args.command() == "flushall" {
+    // In cluster mode there is one database, its keyspace every slot's namespace.
+    let dbs = if args.command() == "flushall" && conn.shared.cluster.is_none() {
         0..conn.shared.config.databases
     } else {
         conn.db..conn.db + 1
     };
     for db in dbs {
-        conn.shared.store.ns(db).flush()?;
+        conn.shared.keyspace(db).flush()?;
     }
     Ok(Reply::ok())
 }

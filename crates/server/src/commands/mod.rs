@@ -102,6 +102,12 @@ pub(crate) fn dispatch(conn: &mut Connection, request: &[Vec<u8>]) -> Outcome {
         Ok(spec) => spec,
         Err(reply) => return Outcome::Reply(reply),
     };
+    // In cluster mode, a command whose keys another node serves is redirected (a write
+    // sent to a replica included); otherwise, the namespace of its keys.
+    conn.key_ns = match conn.shared.route(spec, request, conn.db, conn.readonly) {
+        Ok(ns) => ns,
+        Err(reply) => return Outcome::Reply(reply),
+    };
     // The flag (an atomic load) first: on a primary, no scan of the command's flags.
     if conn.shared.store.is_replica() && spec.flags.contains(&"write") {
         return Outcome::Reply(err(READONLY));
@@ -168,7 +174,13 @@ struct Stop {
 }
 
 impl Connection {
+    /// The namespace of the running command's keys.
     fn ns(&self) -> Namespace {
-        self.shared.store.ns(self.db)
+        self.shared.store.ns(self.key_ns)
+    }
+
+    /// What the running keyless command lists (`DBSIZE`, `KEYS`, `SCAN`, `FLUSHDB`).
+    fn keyspace(&self) -> rocksketch::Span {
+        self.shared.keyspace(self.db)
     }
 }

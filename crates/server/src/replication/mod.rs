@@ -22,7 +22,7 @@ mod follow;
 mod ids;
 
 pub(crate) use feed::{serve_replica, Handoff};
-pub(crate) use ids::Ids;
+pub(crate) use ids::{new_id, Ids};
 
 use crate::Shared;
 use follow::Follower;

@@ -21,6 +21,8 @@ pub enum Value {
     Bool(bool),
     Array(Vec<Value>),
     Map(Vec<(Value, Value)>),
+    /// A RESP3 verbatim string: its format and its text.
+    Verbatim(String, Vec<u8>),
 }
 
 impl Value {
@@ -172,6 +174,15 @@ impl Client {
                 self.reader.read_exact(&mut data).ok()?;
                 data.truncate(data.len() - 2);
                 Value::Bulk(data)
+            }
+            b'=' => {
+                let mut data = vec![0; number() as usize + 2];
+                self.reader.read_exact(&mut data).ok()?;
+                data.truncate(data.len() - 2);
+                // `txt:` and the text.
+                let text = data.split_off(4.min(data.len()));
+                data.truncate(3);
+                Value::Verbatim(String::from_utf8_lossy(&data).into_owned(), text)
             }
             b'*' if number() < 0 => Value::Nil,
             b'*' => Value::Array((0..number()).map(|_| self.read()).collect()),

@@ -299,3 +299,59 @@ fn without_cluster_mode_the_cluster_commands_say_so() {
     );
     assert_eq!(c.cmd(&["CLUSTER", "KEYSLOT", "foo"]), Value::Int(12182));
 }
+
+#[test]
+fn requests_combined_across_connections_are_routed_too() {
+    // One I/O thread: clients ready together have their runs of one key combined.
+    let dir = tempfile::tempdir().unwrap();
+    let config = ServerConfig {
+        cluster_enabled: true,
+        threads: 1,
+        ..ServerConfig::default()
+    };
+    let a = TestServer::start_as_configured(dir.path(), config);
+    let other: SocketAddr = "127.0.0.1:1".parse().unwrap();
+    let nodes = [
+        Node::primary('a', a.addr, &[(0, 8191)]),
+        Node::primary('b', other, &[(8192, 16383)]),
+    ];
+    assert_eq!(push(a.addr, &nodes, 1), ok());
+    let mut c = a.client();
+    let (mine, _) = key_where(&mut c, "k", |s| s < 8192);
+    let (theirs, their_slot) = key_where(&mut c, "k", |s| s >= 8192);
+    // Large enough that a false positive among 100 items is out of the question.
+    assert_eq!(c.cmd(&["BF.RESERVE", &mine, "0.000001", "100000"]), ok());
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let (mine, theirs) = (mine.clone(), theirs.clone());
+            let addr = a.addr;
+            std::thread::spawn(move || {
+                let mut c = Client::connect(addr);
+                let mut wins = Vec::new();
+                for i in 0..300 {
+                    let key = if t % 2 == 0 { &mine } else { &theirs };
+                    let reply = c.cmd(&["BF.ADD", key, &format!("i{}", i % 100)]);
+                    if t % 2 == 1 {
+                        assert_eq!(reply, moved(their_slot, other), "client {t} request {i}");
+                    } else if reply == Value::Int(1) {
+                        wins.push(i % 100);
+                    } else {
+                        assert_eq!(reply, Value::Int(0), "client {t} request {i}");
+                    }
+                }
+                wins
+            })
+        })
+        .collect();
+    let mut wins: Vec<usize> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    wins.sort_unstable();
+    assert_eq!(wins, (0..100).collect::<Vec<_>>(), "one winner per item");
+    assert_eq!(
+        c.cmd(&["DBSIZE"]),
+        Value::Int(1),
+        "nothing was written for the other node"
+    );
+}

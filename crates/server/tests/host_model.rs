@@ -8,11 +8,14 @@
 //! `PFADD` told it changed the HyperLogLog per item, and its registers those of every
 //! item sent).
 
+#[path = "common/cluster.rs"]
+mod cluster;
 #[path = "../../../tests/common/mod.rs"]
 mod common;
 #[path = "common/resp_client.rs"]
 mod resp_client;
 
+use cluster::{slot_of, Node};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use resp_client::TestServer;
@@ -21,7 +24,7 @@ use rocksketch::resp::{encode, encode_request, Protocol};
 use rocksketch_server::ServerConfig;
 use std::collections::HashMap;
 use std::io::{Read, Write};
-use std::net::{Shutdown, TcpStream};
+use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::time::Duration;
 
 /// One request and what is known of its reply beforehand.
@@ -54,7 +57,8 @@ fn words(parts: &[&str]) -> Vec<Vec<u8>> {
 /// then runs of one command on one key (what the batching passes combine), host
 /// commands, and adds to the shared keys.
 fn script(client: usize, rng: &mut StdRng, len: usize) -> Script {
-    let key = |name: &str| format!("c{client}:{name}");
+    // A client's keys share a hash tag: in cluster mode, one slot.
+    let key = |name: &str| format!("{{c{client}}}:{name}");
     let mut requests = Vec::new();
     let mut expect = Vec::new();
     // Some clients' filters and sketches have a window, of one generation that no
@@ -274,16 +278,32 @@ fn read_messily(mut stream: TcpStream, count: usize, seed: u64, half_closed: boo
     replies
 }
 
-fn run_model(seed: u64, clients: usize, len: usize, threads: usize) {
+fn run_model(seed: u64, clients: usize, len: usize, threads: usize, cluster_mode: bool) {
     let mut rng = StdRng::seed_from_u64(seed);
     let scripts: Vec<Script> = (0..clients).map(|c| script(c, &mut rng, len)).collect();
+
+    let dir = tempfile::tempdir().unwrap();
+    let config = ServerConfig {
+        threads,
+        cluster_enabled: cluster_mode,
+        ..ServerConfig::default()
+    };
+    let server = TestServer::start(dir.path(), config);
+    let mut setup = server.client();
+    // In cluster mode, every fourth client's keys are in slots another node serves:
+    // each of its keyed commands must be answered `MOVED`, whatever path it took.
+    let moved_to: Vec<Option<Vec<u8>>> = match cluster_mode {
+        true => elsewhere(&mut setup, server.addr, clients),
+        false => vec![None; clients],
+    };
 
     // What the library answers, each client's own commands run one at a time.
     let reference = common::TempStore::new();
     let ns = reference.store().ns(0);
     let expected: Vec<Vec<Option<Vec<u8>>>> = scripts
         .iter()
-        .map(|s| {
+        .enumerate()
+        .map(|(c, s)| {
             s.requests
                 .iter()
                 .zip(&s.expect)
@@ -291,7 +311,12 @@ fn run_model(seed: u64, clients: usize, len: usize, threads: usize) {
                     Expect::Own => {
                         let mut bytes = Vec::new();
                         encode(&execute(&ns, request), Protocol::Resp2, &mut bytes);
-                        Some(bytes)
+                        // Arity is checked before routing, as Redis does.
+                        let arity = bytes.starts_with(b"-ERR wrong number of arguments");
+                        match &moved_to[c] {
+                            Some(moved) if !arity => Some(moved.clone()),
+                            _ => Some(bytes),
+                        }
                     }
                     Expect::Exactly(bytes) => Some(bytes.clone()),
                     Expect::HotBloom(_)
@@ -303,13 +328,6 @@ fn run_model(seed: u64, clients: usize, len: usize, threads: usize) {
         })
         .collect();
 
-    let dir = tempfile::tempdir().unwrap();
-    let config = ServerConfig {
-        threads,
-        ..ServerConfig::default()
-    };
-    let server = TestServer::start(dir.path(), config);
-    let mut setup = server.client();
     assert_eq!(
         setup.cmd(&["BF.RESERVE", "hot:bf", "0.001", "1000"]),
         resp_client::ok()
@@ -452,11 +470,53 @@ fn run_model(seed: u64, clients: usize, len: usize, threads: usize) {
 #[test]
 fn many_messy_clients_on_one_io_thread_get_their_own_answers() {
     for seed in 0..3 {
-        run_model(seed, 10, 1200, 1);
+        run_model(seed, 10, 1200, 1, false);
     }
 }
 
 #[test]
 fn many_messy_clients_on_two_io_threads_get_their_own_answers() {
-    run_model(100, 16, 1500, 2);
+    run_model(100, 16, 1500, 2, false);
+}
+
+#[test]
+fn many_messy_clients_of_a_cluster_node_get_their_answers_or_their_redirections() {
+    run_model(200, 12, 1200, 1, true);
+    run_model(201, 16, 1200, 2, true);
+}
+
+/// Pushes a topology in which this node serves every slot but those of every fourth
+/// client's keys (unless the hot keys or another client's keys share them), served by
+/// another node; what each client's keyed commands must be answered.
+fn elsewhere(
+    setup: &mut resp_client::Client,
+    me: SocketAddr,
+    clients: usize,
+) -> Vec<Option<Vec<u8>>> {
+    let hot = ["hot:bf", "hot:cms", "hot:wbf", "hot:wcms", "hot:hll"];
+    let tags: Vec<u16> = (0..clients)
+        .map(|c| slot_of(setup, &format!("c{c}")))
+        .collect();
+    let mut kept: Vec<u16> = hot.iter().map(|k| slot_of(setup, k)).collect();
+    kept.extend((0..clients).filter(|c| c % 4 != 3).map(|c| tags[c]));
+    let mut away: Vec<u16> = (0..clients)
+        .filter(|c| c % 4 == 3 && !kept.contains(&tags[*c]))
+        .map(|c| tags[c])
+        .collect();
+    away.sort_unstable();
+    away.dedup();
+    assert!(!away.is_empty(), "no client's keys are elsewhere");
+    let other: SocketAddr = "127.0.0.1:1".parse().unwrap();
+    let mine: Vec<u16> = (0..16384).filter(|s| !away.contains(s)).collect();
+    let nodes = [
+        Node::primary('a', me, &cluster::ranges(&mine)),
+        Node::primary('b', other, &cluster::ranges(&away)),
+    ];
+    assert_eq!(cluster::push(me, &nodes, 1), resp_client::ok());
+    (0..clients)
+        .map(|c| {
+            away.contains(&tags[c])
+                .then(|| format!("-MOVED {} {other}\r\n", tags[c]).into_bytes())
+        })
+        .collect()
 }

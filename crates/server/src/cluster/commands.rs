@@ -47,14 +47,15 @@ pub(crate) fn asking(conn: &mut Connection, args: &mut Args) -> HostResult {
 
 /// `CLUSTER <subcommand>`, as Redis 7 answers.
 pub(crate) fn cluster(conn: &mut Connection, args: &mut Args) -> HostResult {
-    let sub = String::from_utf8_lossy(args.next_arg()?).to_ascii_lowercase();
+    let asked = String::from_utf8_lossy(args.next_arg()?).into_owned();
+    let sub = asked.to_ascii_lowercase();
     let arity = match sub.as_str() {
         "info" | "nodes" | "slots" | "shards" | "myid" => 0,
         "keyslot" | "countkeysinslot" => 1,
         "getkeysinslot" => 2,
         _ => {
             return Err(err(format!(
-                "ERR unknown subcommand '{sub}'. Try CLUSTER HELP."
+                "ERR unknown subcommand '{asked}'. Try CLUSTER HELP."
             )))
         }
     };

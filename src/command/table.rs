@@ -263,7 +263,7 @@ const EVERY_KEY: (i64, i64, i64) = (1, -1, 1);
 
 /// The batch a request may join: its command and its key. `None` for a command that
 /// does not batch, or whose arity alone makes it an error.
-pub(crate) fn batch_key(request: &[Vec<u8>]) -> Option<(&'static Spec<SketchFn>, &[u8])> {
+pub fn batch_key(request: &[Vec<u8>]) -> Option<(&'static Spec<SketchFn>, &[u8])> {
     let spec = SKETCHES.lookup(request.first()?)?;
     let key = request.get(1)?;
     (spec.batch.is_some() && spec.arity_ok(request.len())).then_some((spec, key.as_slice()))

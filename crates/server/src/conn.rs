@@ -128,17 +128,15 @@ impl Connection {
             return None;
         }
         self.parse_ahead();
-        let (shared, db, readonly) = (self.shared.clone(), self.db, self.readonly);
+        let (shared, db, readonly) = (&self.shared, self.db, self.readonly);
         // In cluster mode, only requests this node runs: a redirection is answered
         // by `run_requests`.
-        let here = |request: &Request| {
-            let spec = table::lookup(&request[0]);
-            spec.is_some_and(|spec| shared.route(spec, request, db, readonly).is_ok())
-        };
         let one_run = |queue: &[Request]| {
-            command::batch::batch_key(&queue[0]).is_some()
-                && command::batch::run_length(queue, 0) == queue.len()
-                && (shared.cluster.is_none() || here(&queue[0]))
+            let Some((spec, _)) = command::table::batch_key(&queue[0]) else {
+                return false;
+            };
+            command::batch::run_length(queue, 0) == queue.len()
+                && (shared.cluster.is_none() || shared.route(spec, &queue[0], db, readonly).is_ok())
         };
         let requests = self.inbox.take_whole_if(one_run)?;
         let (name, key) = command::batch::batch_key(&requests[0])?;
@@ -252,9 +250,9 @@ impl Connection {
         let gate = self.shared.gate;
         let _gate = gate.shared(self.id);
         if run.len() > 1 {
-            // A batch exists only for a known command of a valid arity.
-            let routed = match table::lookup(&run[0][0]) {
-                Some(spec) => self.shared.route(spec, &run[0], self.db, self.readonly),
+            // A run exists only of a batchable command of a valid arity.
+            let routed = match command::table::batch_key(&run[0]) {
+                Some((spec, _)) => self.shared.route(spec, &run[0], self.db, self.readonly),
                 None => Ok(self.db),
             };
             let ns = match routed {

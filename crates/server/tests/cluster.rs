@@ -188,6 +188,10 @@ fn the_controllers_rules_hold_and_the_topology_and_slots_survive_a_restart() {
     };
     assert_eq!(first_id.len(), 40);
     assert_eq!(c.cmd(&["CLUSTERX", "VERSION"]), Value::bulk("-1"));
+    let Value::Array(config) = c.cmd(&["CONFIG", "GET", "cluster-enabled"]) else {
+        panic!()
+    };
+    assert_eq!(config[1], Value::bulk("yes"));
     let other: SocketAddr = "127.0.0.1:1".parse().unwrap();
     let nodes = [
         Node::primary('m', n.addr, &[(0, 9999)]),
@@ -298,6 +302,9 @@ fn without_cluster_mode_the_cluster_commands_say_so() {
         error("ERR Cluster mode is not enabled")
     );
     assert_eq!(c.cmd(&["CLUSTER", "KEYSLOT", "foo"]), Value::Int(12182));
+    let config = c.cmd(&["CONFIG", "GET", "cluster-enabled"]);
+    let no = Value::Array(vec![Value::bulk("cluster-enabled"), Value::bulk("no")]);
+    assert_eq!(config, no);
 }
 
 #[test]

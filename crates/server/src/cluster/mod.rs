@@ -19,6 +19,7 @@ pub(crate) mod topology;
 
 use arc_swap::ArcSwap;
 use parking_lot::Mutex;
+use rocksketch::command::table::Spec;
 use rocksketch::command::Reply;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -139,8 +140,8 @@ fn write_atomically(path: &Path, text: &str) -> io::Result<()> {
 
 /// The keys a request names, for routing: the row's key positions and, for the merges
 /// that name their sources after a count (`CMS.MERGE`, `TDIGEST.MERGE`), the sources.
-pub(crate) fn request_keys<'r>(
-    spec: &crate::table::Spec,
+pub(crate) fn request_keys<'r, H>(
+    spec: &Spec<H>,
     request: &'r [Vec<u8>],
 ) -> impl Iterator<Item = &'r [u8]> {
     let sources: &[Vec<u8>] = match spec.name {
@@ -168,9 +169,9 @@ impl crate::Shared {
     /// Where `request` (of row `spec`) runs for a connection on database `db`: the
     /// namespace of its keys (the database's for one without keys), or the
     /// redirection or error to answer in cluster mode.
-    pub(crate) fn route(
+    pub(crate) fn route<H>(
         &self,
-        spec: &crate::table::Spec,
+        spec: &Spec<H>,
         request: &[Vec<u8>],
         db: u16,
         readonly: bool,

@@ -31,6 +31,7 @@ const PARAMETERS: &[&str] = &[
     "masterauth",
     "replica-read-only",
     "repl-timeout",
+    "cluster-enabled",
 ];
 
 /// A parameter's current value.
@@ -49,6 +50,7 @@ fn value(conn: &Connection, name: &str) -> String {
         "client-query-buffer-limit" => shared.live.max_query_buffer().to_string(),
         "io-threads" => config.threads.to_string(),
         "enable-debug-command" => yes_no(config.enable_debug_command),
+        "cluster-enabled" => yes_no(config.cluster_enabled),
         "slowlog-log-slower-than" => shared.live.slower_than_us().to_string(),
         "slowlog-max-len" => shared.live.slowlog_max_len().to_string(),
         "loglevel" => shared.live.log_level().to_owned(),

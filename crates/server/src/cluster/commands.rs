@@ -102,11 +102,7 @@ fn slot_of(n: i64) -> Option<u16> {
 
 fn info_text(t: &Topology) -> String {
     let assigned = t.assigned();
-    let primaries = t
-        .nodes
-        .iter()
-        .filter(|n| t.ranges().iter().any(|(_, _, o)| o.id == n.id))
-        .count();
+    let primaries = t.slots_by_node().iter().filter(|s| !s.is_empty()).count();
     let epoch = t.version.max(0);
     format!(
         "cluster_state:{}\r\ncluster_slots_assigned:{assigned}\r\ncluster_slots_ok:{assigned}\r\n\
@@ -126,9 +122,9 @@ fn nodes_text(t: &Topology) -> String {
         // Not (yet) in the topology: this node alone, as Redis shows a fresh node.
         return format!("{} :0@0 myself,master - 0 0 0 connected\n", t.myid);
     }
-    let ranges = t.ranges();
+    let slots = t.slots_by_node();
     let mut out = String::new();
-    for node in &t.nodes {
+    for (node, slots) in t.nodes.iter().zip(&slots) {
         let myself = if node.id == t.myid { "myself," } else { "" };
         let (role, primary) = match &node.primary {
             Some(p) => ("slave", p.as_str()),
@@ -143,7 +139,7 @@ fn nodes_text(t: &Topology) -> String {
             node.port,
             t.version.max(0)
         );
-        for (first, last, _) in ranges.iter().filter(|(_, _, o)| o.id == node.id) {
+        for (first, last) in slots {
             let _ = match first == last {
                 true => write!(out, " {first}"),
                 false => write!(out, " {first}-{last}"),
@@ -165,10 +161,11 @@ fn node_entry(node: &Node) -> Reply {
 
 /// `CLUSTER SLOTS`: `[first, last, primary, replicas...]` per run of slots.
 fn slots_reply(t: &Topology) -> Reply {
-    let ranges = t.ranges().into_iter().map(|(first, last, owner)| {
+    let replicas = t.replicas_by_node();
+    let ranges = t.ranges().into_iter().map(|(first, last, owner, at)| {
         let mut entry = vec![Reply::Int(i64::from(first)), Reply::Int(i64::from(last))];
         entry.push(node_entry(owner));
-        entry.extend(t.replicas_of(&owner.id).map(node_entry));
+        entry.extend(replicas[at].iter().copied().map(node_entry));
         Reply::Array(entry)
     });
     Reply::Array(ranges.collect())
@@ -176,7 +173,7 @@ fn slots_reply(t: &Topology) -> Reply {
 
 /// `CLUSTER SHARDS`: each primary with its slots and its nodes.
 fn shards_reply(shared: &Shared, t: &Topology) -> Reply {
-    let ranges = t.ranges();
+    let (slots, replicas) = (t.slots_by_node(), t.replicas_by_node());
     let offset = shared.store.latest_sequence().unwrap_or(0) as i64;
     let describe = |node: &Node| {
         let field = |name: &str, value: Reply| (bulk(name), value);
@@ -200,21 +197,20 @@ fn shards_reply(shared: &Shared, t: &Topology) -> Reply {
             field("health", bulk("online")),
         ])
     };
-    let shards = t
+    let primaries = t
         .nodes
         .iter()
-        .filter(|n| n.primary.is_none())
-        .map(|primary| {
-            let slots = ranges
-                .iter()
-                .filter(|(_, _, o)| o.id == primary.id)
-                .flat_map(|(a, b, _)| [Reply::Int(i64::from(*a)), Reply::Int(i64::from(*b))]);
-            let nodes = std::iter::once(primary).chain(t.replicas_of(&primary.id));
-            Reply::Map(vec![
-                (bulk("slots"), Reply::Array(slots.collect())),
-                (bulk("nodes"), Reply::Array(nodes.map(describe).collect())),
-            ])
-        });
+        .enumerate()
+        .filter(|(_, n)| n.primary.is_none());
+    let shards = primaries.map(|(at, primary)| {
+        let ints = |(a, b): &(u16, u16)| [Reply::Int(i64::from(*a)), Reply::Int(i64::from(*b))];
+        let slots = slots[at].iter().flat_map(ints);
+        let nodes = std::iter::once(primary).chain(replicas[at].iter().copied());
+        Reply::Map(vec![
+            (bulk("slots"), Reply::Array(slots.collect())),
+            (bulk("nodes"), Reply::Array(nodes.map(describe).collect())),
+        ])
+    });
     Reply::Array(shards.collect())
 }
 

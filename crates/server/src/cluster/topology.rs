@@ -6,9 +6,13 @@
 //! characters. The file is Kvrocks' too: `version <n>`, `id <my id>`, then `node <line>`.
 
 use super::slot::SLOTS;
+use std::collections::{HashMap, HashSet};
 
 /// The length of a node id.
 pub(crate) const ID_LEN: usize = 40;
+
+/// Most nodes a topology may name (a slot's owner is kept as a 16-bit position).
+const MAX_NODES: usize = SLOTS;
 
 /// Kvrocks' texts for a bad topology.
 pub(crate) const BAD_VERSION: &str = "Invalid cluster version";
@@ -53,8 +57,9 @@ impl Topology {
     pub(crate) fn parse(text: &str, version: i64, myid: String) -> Result<Topology, String> {
         let mut topology = Topology::empty(myid);
         topology.version = version;
+        let mut ids = std::collections::HashSet::new();
         for line in text.split('\n').map(str::trim).filter(|l| !l.is_empty()) {
-            topology.add_node(line)?;
+            topology.add_node(line, &mut ids)?;
         }
         if topology.nodes.is_empty() {
             return Err(BAD_NODES.to_owned());
@@ -62,13 +67,13 @@ impl Topology {
         Ok(topology)
     }
 
-    fn add_node(&mut self, line: &str) -> Result<(), String> {
+    fn add_node<'l>(&mut self, line: &'l str, ids: &mut HashSet<&'l str>) -> Result<(), String> {
         let fields: Vec<&str> = line.split(' ').filter(|f| !f.is_empty()).collect();
-        if fields.len() < 5 {
+        if fields.len() < 5 || self.nodes.len() >= MAX_NODES {
             return Err(BAD_NODES.to_owned());
         }
         let id = fields[0];
-        if id.len() != ID_LEN || self.nodes.iter().any(|n| n.id == id) {
+        if id.len() != ID_LEN || !ids.insert(id) {
             return Err(BAD_NODE_ID.to_owned());
         }
         let port = fields[2]
@@ -121,23 +126,45 @@ impl Topology {
         self.nodes.iter().find(|n| n.id == id)
     }
 
-    /// The replicas of the node `id`, in the list's order.
-    pub(crate) fn replicas_of<'t>(&'t self, id: &'t str) -> impl Iterator<Item = &'t Node> {
-        self.nodes
-            .iter()
-            .filter(move |n| n.primary.as_deref() == Some(id))
+    /// Runs of consecutive slots with one owner, in slot order: `(first, last, owner,
+    /// the owner's position in `nodes`)`.
+    pub(crate) fn ranges(&self) -> Vec<(u16, u16, &Node, usize)> {
+        let mut out = Vec::new();
+        let mut slot = 0;
+        while slot < SLOTS {
+            let owner = self.owners[slot];
+            let first = slot;
+            while slot < SLOTS && self.owners[slot] == owner {
+                slot += 1;
+            }
+            if owner != 0 {
+                let at = usize::from(owner) - 1;
+                out.push((first as u16, (slot - 1) as u16, &self.nodes[at], at));
+            }
+        }
+        out
     }
 
-    /// Runs of consecutive slots with one owner, in slot order: `(first, last, owner)`.
-    pub(crate) fn ranges(&self) -> Vec<(u16, u16, &Node)> {
-        let mut out: Vec<(u16, u16, &Node)> = Vec::new();
-        for slot in 0..SLOTS as u16 {
-            let Some(node) = self.owner(slot) else {
-                continue;
-            };
-            match out.last_mut() {
-                Some((_, last, owner)) if *last + 1 == slot && owner.id == node.id => *last = slot,
-                _ => out.push((slot, slot, node)),
+    /// Each node's runs of slots, by the node's position in `nodes`: one pass.
+    pub(crate) fn slots_by_node(&self) -> Vec<Vec<(u16, u16)>> {
+        let mut out = vec![Vec::new(); self.nodes.len()];
+        for (first, last, _, at) in self.ranges() {
+            out[at].push((first, last));
+        }
+        out
+    }
+    /// Each node's replicas, by the node's position in `nodes`: one pass.
+    pub(crate) fn replicas_by_node(&self) -> Vec<Vec<&Node>> {
+        let position: HashMap<&str, usize> = self
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.id.as_str(), i))
+            .collect();
+        let mut out = vec![Vec::new(); self.nodes.len()];
+        for node in &self.nodes {
+            if let Some(&at) = node.primary.as_deref().and_then(|p| position.get(p)) {
+                out[at].push(node);
             }
         }
         out
@@ -165,14 +192,14 @@ impl Topology {
     /// The file's text: Kvrocks' `nodes.conf`.
     pub(crate) fn dump(&self) -> String {
         let mut out = format!("version {}\nid {}\n", self.version, self.myid);
-        let ranges = self.ranges();
-        for node in &self.nodes {
+        let slots = self.slots_by_node();
+        for (node, slots) in self.nodes.iter().zip(&slots) {
             let role = match &node.primary {
                 Some(primary) => format!("slave {primary}"),
                 None => "master -".to_owned(),
             };
             out += &format!("node {} {} {} {role}", node.id, node.host, node.port);
-            for (first, last, _) in ranges.iter().filter(|(_, _, n)| n.id == node.id) {
+            for (first, last) in slots {
                 out += &match first == last {
                     true => format!(" {first}"),
                     false => format!(" {first}-{last}"),
@@ -243,11 +270,19 @@ mod tests {
         assert_eq!(t.owner(200).unwrap().port, 7000);
         assert_eq!(t.assigned(), 16384);
         assert_eq!(t.me().unwrap().primary, Some(id('a')));
-        assert_eq!(t.replicas_of(&id('a')).count(), 1);
+        let replicas = t.replicas_by_node();
+        assert_eq!(
+            replicas[0].iter().map(|n| &n.id).collect::<Vec<_>>(),
+            [&id('b')]
+        );
+        assert!(replicas[1].is_empty() && replicas[2].is_empty());
+        let slots = t.slots_by_node();
+        assert_eq!(slots[0], [(0, 100), (200, 200)]);
+        assert!(slots[1].is_empty());
         let ranges: Vec<_> = t
             .ranges()
             .iter()
-            .map(|(a, b, n)| (*a, *b, n.port))
+            .map(|(a, b, n, _)| (*a, *b, n.port))
             .collect();
         assert_eq!(
             ranges,
@@ -289,5 +324,70 @@ mod tests {
             BAD_NODE_ID
         );
         assert_eq!(bad(String::new()), BAD_NODES);
+    }
+
+    #[test]
+    fn random_node_lists_are_taken_or_refused_and_dump_back() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(37);
+        // Lines shaped as node lines, each field mostly valid, sometimes not.
+        let mut pick = |valid: &[String], invalid: &[&str]| -> String {
+            match rng.gen_ratio(1, 12) {
+                true => invalid[rng.gen_range(0..invalid.len())].to_owned(),
+                false => valid[rng.gen_range(0..valid.len())].clone(),
+            }
+        };
+        let ids = [id('a'), id('b'), id('c'), id('d')];
+        let hosts = ["127.0.0.1".to_owned(), "h".to_owned()];
+        let ports = ["7000".to_owned(), "1".to_owned()];
+        let roles = ["master".to_owned(), "slave".to_owned()];
+        let masters = ["-".to_owned(), id('a'), id('b')];
+        let slots = ["0", "16383", "5-9", "100-200", "0-99", "8000-16383"].map(String::from);
+        let mut taken = 0;
+        for _ in 0..20_000 {
+            let mut text = String::new();
+            for _ in 0..pick(&["1", "2", "3"].map(String::from), &["0"])
+                .parse()
+                .unwrap()
+            {
+                let mut line = vec![
+                    pick(&ids, &["abc", ""]),
+                    pick(&hosts, &[""]),
+                    pick(&ports, &["x", "65536", "-1"]),
+                    pick(&roles, &["boss", "replica"]),
+                    pick(&masters, &["+", "abc"]),
+                ];
+                for _ in 0..pick(&["0", "1", "2"].map(String::from), &["3"])
+                    .parse()
+                    .unwrap()
+                {
+                    line.push(pick(&slots, &["16384", "9-5", "x-y", "5-5", "1-2-3"]));
+                }
+                text += &line.join(" ");
+                text += &pick(&["\n".to_owned()], &[" ", "\n\n"]);
+            }
+            let _ = Topology::load(&text);
+            let Ok(t) = Topology::parse(&text, 1, id('a')) else {
+                continue;
+            };
+            taken += 1;
+            let back = Topology::load(&t.dump()).expect("a dump loads");
+            assert_eq!(back.nodes, t.nodes);
+            assert_eq!(back.owners, t.owners, "{text:?}");
+        }
+        assert!(taken > 0, "no random list was valid");
+    }
+
+    #[test]
+    fn a_list_of_too_many_nodes_is_refused() {
+        let line = |n: usize| format!("{n:040} h 1 master -\n");
+        let most: String = (0..MAX_NODES).map(line).collect();
+        let t = Topology::parse(&most, 1, id('a')).unwrap();
+        assert_eq!(t.nodes.len(), MAX_NODES);
+        let one_more = most + &line(MAX_NODES);
+        assert_eq!(
+            Topology::parse(&one_more, 1, id('a')).err().unwrap(),
+            BAD_NODES
+        );
     }
 }

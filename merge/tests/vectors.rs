@@ -6,8 +6,13 @@
 use rocksketch_merge::hash::{murmur2, murmur64a};
 use std::path::PathBuf;
 
+/// The workspace root, as cargo names it when it runs the test: a test binary another
+/// checkout built into the shared target directory (scripts/setup; CI's clean clone)
+/// is found fresh here, and the directory it was compiled in may be gone.
 fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+    let dir = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
+    dir.unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+        .join("..")
 }
 
 fn hex_bytes(s: &str) -> Vec<u8> {

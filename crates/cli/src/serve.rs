@@ -65,7 +65,7 @@ pub fn run(cli: Args) -> Result<(), String> {
         page_cache_bytes: cache_mb
             .checked_mul(1 << 20)
             .ok_or_else(|| format!("--cache-mb {cache_mb} is too large"))?,
-        replica: config.replicaof.is_some(),
+        replica: rocksketch_server::starts_as_replica(std::path::Path::new(&dir), &config),
         wal_keep_mb: args.get("repl-backlog-size", 0)?,
         wal_keep_seconds: args.get("repl-backlog-ttl", 0)?,
         ..StoreOptions::default()

@@ -110,6 +110,13 @@ impl Default for ServerConfig {
     }
 }
 
+/// Whether a server configured so over the data directory `dir` starts as a replica
+/// (`replicaof`, or in cluster mode a saved topology that names it one): open its
+/// store with [`rocksketch::StoreOptions::replica`] then.
+pub fn starts_as_replica(dir: &std::path::Path, config: &ServerConfig) -> bool {
+    config.replicaof.is_some() || (config.cluster_enabled && cluster::saved_as_replica(dir))
+}
+
 /// What a client that has not authenticated may send (Redis 7 keeps them small too).
 const UNAUTHENTICATED_LIMITS: Limits = Limits {
     max_bulk: 16 << 10,

@@ -119,6 +119,14 @@ impl Cluster {
     }
 }
 
+/// Whether the topology saved in `dir` names this node a replica: a restarted replica
+/// opens its store as one, so that it writes nothing of its own before it follows.
+pub(crate) fn saved_as_replica(dir: &Path) -> bool {
+    let saved = std::fs::read_to_string(dir.join(FILE)).ok();
+    let topology = saved.and_then(|text| Topology::load(&text).ok());
+    topology.is_some_and(|t| t.me().is_some_and(|me| me.primary.is_some()))
+}
+
 /// `-MOVED <slot> <host>:<port>`.
 fn moved(slot: u16, host: &str, port: u16) -> Reply {
     Reply::Error(format!("MOVED {slot} {host}:{port}"))
@@ -211,4 +219,26 @@ pub(crate) fn cross_slot(shared: &crate::Shared, queued: &[Vec<Vec<u8>>]) -> Opt
     slots
         .any(|slot| slot != first)
         .then(|| Reply::Error(CROSSSLOT.to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_saved_as_a_replica_restarts_as_one() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!saved_as_replica(dir.path()), "no topology yet");
+        let cluster = Cluster::open(dir.path()).unwrap();
+        let (a, b) = ("a".repeat(40), "b".repeat(40));
+        let nodes = format!("{a} h 1 master - 0-16383\n{b} h 2 slave {a}");
+        let set = |me: &str| {
+            let t = Topology::parse(&nodes, 1, me.to_owned()).unwrap();
+            cluster.change(|_| Ok(Some(t))).unwrap();
+        };
+        set(&b);
+        assert!(saved_as_replica(dir.path()));
+        set(&a);
+        assert!(!saved_as_replica(dir.path()));
+    }
 }

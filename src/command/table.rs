@@ -37,6 +37,10 @@ pub struct Spec<H> {
     pub handler: H,
     /// Runs pipelined neighbours on one key as one call, for the commands that batch.
     pub batch: Option<BatchFn>,
+    /// For the merges (`CMS.MERGE`, `TDIGEST.MERGE`): their sources, as many keys as
+    /// the argument after the destination says (Redis's "movable keys"; `COMMAND`
+    /// reports the destination alone, as RedisBloom does).
+    pub counted_sources: bool,
 }
 
 impl<H> Spec<H> {
@@ -55,6 +59,7 @@ impl<H> Spec<H> {
             keys,
             handler,
             batch: None,
+            counted_sources: false,
         }
     }
 
@@ -67,6 +72,7 @@ impl<H> Spec<H> {
             keys: self.keys,
             handler,
             batch: self.batch,
+            counted_sources: self.counted_sources,
         }
     }
 
@@ -106,7 +112,32 @@ impl<H> Spec<H> {
     }
 }
 
+impl<H> Spec<H> {
+    /// Every key `request` names: [`Spec::keys_of`] and, for the merges, their counted
+    /// sources (what a cluster routes by).
+    pub fn all_keys<'r>(&self, request: &'r [Vec<u8>]) -> impl Iterator<Item = &'r [u8]> {
+        let sources: &[Vec<u8>] = match self.counted_sources {
+            true => {
+                let count = request.get(2).and_then(|n| std::str::from_utf8(n).ok());
+                let count = count.and_then(|n| n.parse::<usize>().ok()).unwrap_or(0);
+                request.get(3..).map_or(&[], |s| &s[..count.min(s.len())])
+            }
+            false => &[],
+        };
+        self.keys_of(request)
+            .chain(sources.iter().map(Vec::as_slice))
+    }
+}
+
 impl Spec<SketchFn> {
+    /// The sources of a merge follow their count ([`Spec::all_keys`]).
+    const fn with_counted_sources(self) -> Spec<SketchFn> {
+        Spec {
+            counted_sources: true,
+            ..self
+        }
+    }
+
     /// Pipelined neighbours of this command on one key run as one batch.
     const fn batched(self, batch: BatchFn) -> Spec<SketchFn> {
         Spec {
@@ -187,7 +218,7 @@ const SKETCH_ROWS: &[Spec<SketchFn>] = &[
     sketch("cms.initbyprob", -4, WRITE, cms::init_by_prob),
     sketch("cms.incrby", -4, WRITE, cms::incr_by).batched(cms::incr_by_run),
     sketch("cms.query", -3, READ, cms::query).batched(cms::query_run),
-    sketch("cms.merge", -4, WRITE, cms::merge),
+    sketch("cms.merge", -4, WRITE, cms::merge).with_counted_sources(),
     sketch("cms.info", 2, READ, cms::info),
     sketch("cf.reserve", -3, WRITE, cuckoo::reserve),
     sketch("cf.add", 3, WRITE, cuckoo::add).batched(cuckoo::add_run),
@@ -218,7 +249,7 @@ const SKETCH_ROWS: &[Spec<SketchFn>] = &[
     sketch("tdigest.create", -2, WRITE, tdigest::create),
     sketch("tdigest.add", -3, WRITE, tdigest::add).batched(tdigest::add_run),
     sketch("tdigest.reset", 2, WRITE, tdigest::reset),
-    sketch("tdigest.merge", -4, WRITE, tdigest::merge),
+    sketch("tdigest.merge", -4, WRITE, tdigest::merge).with_counted_sources(),
     sketch("tdigest.min", 2, READ, tdigest::min),
     sketch("tdigest.max", 2, READ, tdigest::max),
     sketch("tdigest.quantile", -3, READ, tdigest::quantile),
@@ -303,5 +334,26 @@ mod tests {
         assert!(batch_key(&req(&["BF.ADD", "k", "x", "y"])).is_none());
         assert!(batch_key(&req(&["BF.MADD", "k", "x"])).is_none());
         assert!(batch_key(&req(&["CMS.INCRBY", "k", "x", "1"])).is_some());
+    }
+
+    #[test]
+    fn the_merges_name_their_counted_sources() {
+        let req = |words: &[&str]| -> Vec<Vec<u8>> {
+            words.iter().map(|w| w.as_bytes().to_vec()).collect()
+        };
+        let keys = |words: &[&str]| -> Vec<Vec<u8>> {
+            let request = req(words);
+            let spec = SKETCHES.lookup(&request[0]).unwrap();
+            spec.all_keys(&request).map(<[u8]>::to_vec).collect()
+        };
+        let merge = ["CMS.MERGE", "d", "2", "a", "b", "WEIGHTS", "1", "2"];
+        assert_eq!(keys(&merge), req(&["d", "a", "b"]));
+        let merge = ["TDIGEST.MERGE", "d", "1", "a", "COMPRESSION", "9"];
+        assert_eq!(keys(&merge), req(&["d", "a"]));
+        // A count past the arguments, or none: what is there.
+        assert_eq!(keys(&["CMS.MERGE", "d", "5", "a"]), req(&["d", "a"]));
+        assert_eq!(keys(&["CMS.MERGE", "d", "x", "a"]), req(&["d"]));
+        assert_eq!(keys(&["PFCOUNT", "a", "b"]), req(&["a", "b"]));
+        assert_eq!(keys(&["BF.ADD", "k", "2", "x"]), req(&["k"]));
     }
 }

@@ -136,7 +136,7 @@ impl Connection {
                 return false;
             };
             command::batch::run_length(queue, 0) == queue.len()
-                && (shared.cluster.is_none() || shared.route(spec, &queue[0], db, readonly).is_ok())
+                && shared.route(spec, &queue[0], db, readonly).is_ok()
         };
         let requests = self.inbox.take_whole_if(one_run)?;
         let (name, key) = command::batch::batch_key(&requests[0])?;

@@ -4,7 +4,7 @@
 
 use super::commands::{self, Outcome};
 use super::conn::Connection;
-use crate::{cluster, table};
+use crate::cluster;
 use rocksketch::command::Reply;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -84,17 +84,13 @@ impl Connection {
         let Some(transaction) = self.transaction.as_mut() else {
             return Reply::Error("ERR EXEC without MULTI".to_owned());
         };
-        if let Err(reply) = commands::check_call(request) {
+        // In cluster mode, a command for another node fails the transaction too, as
+        // Redis checks it before queueing.
+        let checked = commands::check_call(request)
+            .and_then(|spec| self.shared.route(spec, request, self.db, self.readonly));
+        if let Err(reply) = checked {
             transaction.failed = true;
             return reply;
-        }
-        // In cluster mode, a command for another node fails the transaction, as Redis
-        // checks it before queueing.
-        if let Some(spec) = table::lookup(&request[0]) {
-            if let Err(reply) = self.shared.route(spec, request, self.db, self.readonly) {
-                transaction.failed = true;
-                return reply;
-            }
         }
         let size: usize = request.iter().map(Vec::len).sum();
         if transaction.bytes.saturating_add(size) > limit {

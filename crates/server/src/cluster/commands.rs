@@ -4,6 +4,7 @@
 use super::slot::{self, CLUSTER_NS, SLOTS};
 use super::topology::{self, Node, Topology, BAD_NODE_ID, BAD_VERSION, ID_LEN};
 use super::Cluster;
+use crate::commands::{bulk, err, is_this_host, HostResult, NOT_INTEGER};
 use crate::conn::Connection;
 use crate::replication::Replication;
 use crate::Shared;
@@ -13,18 +14,7 @@ use rocksketch::command::Reply;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-type HostResult = Result<Reply, Reply>;
-
 const DISABLED: &str = "ERR This instance has cluster support disabled";
-const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
-
-fn err(text: impl Into<String>) -> Reply {
-    Reply::Error(text.into())
-}
-
-fn bulk(text: impl Into<Vec<u8>>) -> Reply {
-    Reply::Bulk(text.into())
-}
 
 fn cluster_of(conn: &Connection, disabled: &str) -> Result<Arc<Cluster>, Reply> {
     conn.shared.cluster.clone().ok_or_else(|| err(disabled))
@@ -54,13 +44,13 @@ pub(crate) fn cluster(conn: &mut Connection, args: &mut Args) -> HostResult {
         "keyslot" | "countkeysinslot" => 1,
         "getkeysinslot" => 2,
         _ => {
-            return Err(err(format!(
+            return Err(err(&format!(
                 "ERR unknown subcommand '{asked}'. Try CLUSTER HELP."
             )))
         }
     };
     if args.len() != arity {
-        return Err(err(format!(
+        return Err(err(&format!(
             "ERR wrong number of arguments for 'cluster|{sub}' command"
         )));
     }
@@ -247,7 +237,7 @@ pub(crate) fn clusterx(conn: &mut Connection, args: &mut Args) -> HostResult {
             cluster.change(|t| set_nodes(t, nodes, version, force, my_port))
         }
         ("setslot", [slots, node, id, version]) => {
-            let slots = topology::parse_range(slots).map_err(|e| err(format!("ERR {e}")))?;
+            let slots = topology::parse_range(slots).map_err(|e| err(&format!("ERR {e}")))?;
             if !node.eq_ignore_ascii_case("node") {
                 return Err(err("ERR Invalid setslot options"));
             }
@@ -266,10 +256,10 @@ pub(crate) fn clusterx(conn: &mut Connection, args: &mut Args) -> HostResult {
             })
         }
         ("migrate", _) => return Err(err("ERR slot migration is not supported yet")),
-        ("setnodeid", [_]) => return Err(err(format!("ERR {BAD_NODE_ID}"))),
+        ("setnodeid", [_]) => return Err(err(&format!("ERR {BAD_NODE_ID}"))),
         _ => return Err(err(USAGE)),
     };
-    let topology = changed.map_err(|e| err(format!("ERR {e}")))?;
+    let topology = changed.map_err(|e| err(&format!("ERR {e}")))?;
     follow_topology(&conn.shared, &topology);
     Ok(Reply::ok())
 }
@@ -291,16 +281,10 @@ fn set_nodes(
     }
     let mut next = Topology::parse(nodes, version, t.myid.clone())?;
     if next.me().is_none() || force {
-        let local = |host: &str| {
-            use std::net::ToSocketAddrs;
-            (host, 0)
-                .to_socket_addrs()
-                .is_ok_and(|mut a| a.any(|a| a.ip().is_loopback() || a.ip().is_unspecified()))
-        };
         let mine = next
             .nodes
             .iter()
-            .find(|n| n.port == my_port && local(&n.host));
+            .find(|n| n.port == my_port && is_this_host(&n.host));
         if let Some(mine) = mine {
             next.myid = mine.id.clone();
         }

@@ -146,24 +146,6 @@ fn write_atomically(path: &Path, text: &str) -> io::Result<()> {
     Ok(())
 }
 
-/// The keys a request names, for routing: the row's key positions and, for the merges
-/// that name their sources after a count (`CMS.MERGE`, `TDIGEST.MERGE`), the sources.
-pub(crate) fn request_keys<'r, H>(
-    spec: &Spec<H>,
-    request: &'r [Vec<u8>],
-) -> impl Iterator<Item = &'r [u8]> {
-    let sources: &[Vec<u8>] = match spec.name {
-        "cms.merge" | "tdigest.merge" => {
-            let count = request.get(2).and_then(|n| std::str::from_utf8(n).ok());
-            let count = count.and_then(|n| n.parse::<usize>().ok()).unwrap_or(0);
-            request.get(3..).map_or(&[], |s| &s[..count.min(s.len())])
-        }
-        _ => &[],
-    };
-    spec.keys_of(request)
-        .chain(sources.iter().map(Vec::as_slice))
-}
-
 impl crate::Shared {
     /// The namespace `key` lives in for a connection on database `db`: the database's,
     /// or in cluster mode its slot's.
@@ -188,7 +170,7 @@ impl crate::Shared {
             return Ok(db);
         };
         let write = spec.flags.contains(&"write");
-        let slot = cluster.route(request_keys(spec, request), write, readonly)?;
+        let slot = cluster.route(spec.all_keys(request), write, readonly)?;
         Ok(slot.map_or(db, |slot| slot::CLUSTER_NS + slot))
     }
 
@@ -212,7 +194,7 @@ pub(crate) fn cross_slot(shared: &crate::Shared, queued: &[Vec<Vec<u8>>]) -> Opt
     let mut slots = queued.iter().flat_map(|request| {
         let spec = request.first().and_then(|name| crate::table::lookup(name));
         spec.into_iter()
-            .flat_map(move |spec| request_keys(spec, request))
+            .flat_map(move |spec| spec.all_keys(request))
             .map(slot::key_slot)
     });
     let first = slots.next()?;

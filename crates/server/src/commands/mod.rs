@@ -21,6 +21,7 @@ mod listing;
 mod replication;
 
 use connection::{bloom_module, REDIS_VERSION};
+pub(crate) use replication::is_this_host;
 
 /// The host's handlers, as the command table names them.
 pub(crate) mod host {
@@ -38,7 +39,7 @@ pub(crate) mod host {
 }
 
 /// A host command's reply, or its error reply.
-type HostResult = Result<Reply, Reply>;
+pub(crate) type HostResult = Result<Reply, Reply>;
 
 /// What the connection does after a command.
 pub(crate) enum Outcome {
@@ -60,11 +61,11 @@ fn lower(arg: &[u8]) -> String {
     String::from_utf8_lossy(arg).to_ascii_lowercase()
 }
 
-fn err(text: &str) -> Reply {
+pub(crate) fn err(text: &str) -> Reply {
     Reply::Error(text.to_owned())
 }
 
-fn bulk(text: impl Into<Vec<u8>>) -> Reply {
+pub(crate) fn bulk(text: impl Into<Vec<u8>>) -> Reply {
     Reply::Bulk(text.into())
 }
 
@@ -74,13 +75,13 @@ const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is dis
 
 const SYNTAX: &str = "ERR syntax error";
 
-const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
+pub(crate) const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
 
-/// Whether `request` names a known command with a valid number of arguments; else the
-/// error Redis answers (what `MULTI` checks before it queues a command).
-pub(crate) fn check_call(request: &[Vec<u8>]) -> Result<(), Reply> {
+/// The row of the known command `request` names, if its number of arguments fits;
+/// else the error Redis answers (what `MULTI` checks before it queues a command).
+pub(crate) fn check_call(request: &[Vec<u8>]) -> Result<&'static Spec, Reply> {
     let spec = request.first().and_then(|name| table::lookup(name));
-    checked(spec, request).map(|_| ())
+    checked(spec, request)
 }
 
 /// The row `request` names (`spec`, looked up from its name), if its arity fits.

@@ -35,7 +35,8 @@ pub(crate) fn replicaof(conn: &mut Connection, args: &mut Args) -> HostResult {
     Ok(Reply::ok())
 }
 
-fn is_this_host(host: &str) -> bool {
+/// Whether `host` names this machine (a loopback or unspecified address).
+pub(crate) fn is_this_host(host: &str) -> bool {
     use std::net::ToSocketAddrs;
     (host, 0)
         .to_socket_addrs()

@@ -20,6 +20,7 @@ mod replica;
 mod resync;
 mod tables;
 mod tail;
+mod transfer;
 mod wal;
 
 pub(crate) use batch::Batch;

@@ -40,25 +40,32 @@ pub fn header(data: &[u8]) -> Result<(u64, u32)> {
 
 /// Every record of a batch, checked against its count.
 pub fn records(data: &[u8]) -> Result<Vec<Record<'_>>> {
+    Ok(records_cf(data)?.into_iter().map(|(_, r)| r).collect())
+}
+
+/// Every record of a batch with the number of its column family (0, the default
+/// family, for the tags without one), checked against its count.
+pub fn records_cf(data: &[u8]) -> Result<Vec<(u32, Record<'_>)>> {
     let (_, count) = header(data)?;
     let mut input = data.get(HEADER..).unwrap_or_default();
     let mut out = Vec::new();
     while let Some((&tag, rest)) = input.split_first() {
         input = rest;
         let cf_tag = matches!(tag, 0x4..=0x6 | 0x8 | 0xE);
-        if cf_tag {
-            varint32(&mut input)?;
-        }
+        let cf = if cf_tag { varint32(&mut input)? } else { 0 };
         match tag {
-            0x1 | 0x5 => out.push(Record::Put(varstring(&mut input)?, varstring(&mut input)?)),
-            0x2 | 0x6 => out.push(Record::Merge(
-                varstring(&mut input)?,
-                varstring(&mut input)?,
+            0x1 | 0x5 => out.push((
+                cf,
+                Record::Put(varstring(&mut input)?, varstring(&mut input)?),
             )),
-            0x0 | 0x4 | 0x7 | 0x8 => out.push(Record::Delete(varstring(&mut input)?)),
-            0xF | 0xE => out.push(Record::DeleteRange(
-                varstring(&mut input)?,
-                varstring(&mut input)?,
+            0x2 | 0x6 => out.push((
+                cf,
+                Record::Merge(varstring(&mut input)?, varstring(&mut input)?),
+            )),
+            0x0 | 0x4 | 0x7 | 0x8 => out.push((cf, Record::Delete(varstring(&mut input)?))),
+            0xF | 0xE => out.push((
+                cf,
+                Record::DeleteRange(varstring(&mut input)?, varstring(&mut input)?),
             )),
             0x3 => {
                 varstring(&mut input)?; // log data: not a write

@@ -28,6 +28,7 @@ pub mod ribbon;
 pub mod tally;
 pub mod tdigest;
 pub mod topk;
+pub mod transfer;
 pub mod wal_log;
 
 pub use error::{Error, Result};

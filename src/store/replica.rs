@@ -60,11 +60,28 @@ impl Store {
     /// batch replaced. A batch that does not decode is refused whole, nothing written.
     /// For a replica: the store must take no writes of its own meanwhile.
     pub fn apply_replicated(&self, data: &[u8]) -> Result<()> {
-        let records = wal::records(data)?;
+        let meta_cf = self.family_ids()?.0;
+        let records = wal::records_cf(data)?;
+        let records: Vec<_> = records
+            .into_iter()
+            .map(|(cf, record)| (cf == meta_cf, record))
+            .collect();
+        self.apply_records(WriteBatch::from_data(data), &records)
+    }
+
+    /// Writes `batch`, whose writes are `records`, as one atomic write with this
+    /// store's caches kept coherent (see [`Store::apply_replicated`]); each record
+    /// says whether it writes the metadata family.
+    pub(crate) fn apply_records(
+        &self,
+        batch: WriteBatch,
+        records: &[(bool, Record<'_>)],
+    ) -> Result<()> {
         let mut metas: Vec<(u16, &[u8])> = Vec::new();
         let mut pages: Vec<(Vec<u8>, PageWrite)> = Vec::new();
         let mut dropped: Vec<&[u8]> = Vec::new();
-        for record in &records {
+        let mut metas_dropped = false;
+        for &(meta, ref record) in records {
             match *record {
                 Record::Merge(key, operand) => {
                     pages.push((key.to_vec(), PageWrite::Merge(operand.to_vec())));
@@ -74,7 +91,10 @@ impl Store {
                     pages.push((key.to_vec(), PageWrite::Drop));
                     metas.extend(keys::split_meta_key(key));
                 }
-                Record::DeleteRange(from, to) => dropped.push(common_prefix(from, to)),
+                Record::DeleteRange(from, to) => {
+                    dropped.push(common_prefix(from, to));
+                    metas_dropped |= meta;
+                }
             }
         }
         let _held = self.inner.locks.exclusive_many(&metas);
@@ -82,16 +102,21 @@ impl Store {
         hot.begin_writes(pages.iter().map(|(key, _)| key.as_slice()));
         let written = self
             .db()
-            .and_then(|db| Ok(db.write_opt(WriteBatch::from_data(data), &self.inner.write_opts)?));
+            .and_then(|db| Ok(db.write_opt(batch, &self.inner.write_opts)?));
         hot.end_writes(
             pages.iter().map(|(key, write)| (key.as_slice(), write)),
             written.is_ok(),
         );
-        for prefix in dropped {
+        for prefix in &dropped {
             hot.drop_prefix(prefix);
         }
         for (ns, key) in metas {
             self.inner.cache.remove(&keys::meta_key(ns, key));
+        }
+        if metas_dropped {
+            // A range of metadata is gone (a migrated slot dropped by its old node):
+            // no cached record may outlive it.
+            self.inner.cache.clear();
         }
         written
     }

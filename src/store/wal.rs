@@ -10,8 +10,14 @@ pub(crate) fn header(data: &[u8]) -> Result<(u64, u32)> {
 }
 
 /// Every record of a batch, checked against its count.
+#[cfg(test)]
 pub(crate) fn records(data: &[u8]) -> Result<Vec<Record<'_>>> {
     rocksketch_merge::batch::records(data).map_err(storage)
+}
+
+/// Every record of a batch with its column family's number.
+pub(crate) fn records_cf(data: &[u8]) -> Result<Vec<(u32, Record<'_>)>> {
+    rocksketch_merge::batch::records_cf(data).map_err(storage)
 }
 
 fn storage(e: rocksketch_merge::batch::BadBatch) -> Error {

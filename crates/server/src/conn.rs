@@ -45,6 +45,8 @@ pub(crate) struct Connection {
     pub(crate) replica_port: u16,
     /// Set by `PSYNC`: the connection is handed over to a replica's feed.
     pub(crate) handoff: Option<crate::replication::Handoff>,
+    /// Set by `CLUSTERX IMPORT slot 0`: the link a migrating node sends the slot by.
+    pub(crate) import_link: Option<crate::cluster::ImportLink>,
 }
 
 /// A client parked by `WAIT`.
@@ -56,6 +58,9 @@ struct Parked {
 impl Drop for Connection {
     fn drop(&mut self) {
         self.shared.watches.unwatch(&mut self.watched);
+        if let Some(link) = self.import_link.take() {
+            crate::cluster::link_closed(&self.shared, link);
+        }
     }
 }
 
@@ -88,6 +93,7 @@ impl Connection {
             parked: None,
             replica_port: 0,
             handoff: None,
+            import_link: None,
         }
     }
 

@@ -120,6 +120,16 @@ impl Connection {
             return reply;
         }
         let _gate = shared.gate.exclusive();
+        // Routed when queued: a slot's hand-over may have paused or moved a slot since.
+        if let Some(Err(reply)) = transaction
+            .queued
+            .iter()
+            .map(|r| shared.reroute(r))
+            .find(Result::is_err)
+        {
+            shared.watches.unwatch(&mut self.watched);
+            return reply;
+        }
         // Under the exclusive gate: every write answered before this is counted.
         let dirty = shared.watches.dirty(&self.watched, |db, key| {
             shared

@@ -54,12 +54,16 @@ pub(crate) fn run(ready: &[Token], clients: &mut FastMap<Token, Client>) {
             .stats
             .commands
             .fetch_add(requests.len() as u64, Ordering::Relaxed);
-        // Routed when the batch was taken: in cluster mode, a key this node serves.
         let ns = shared.store.ns(shared.key_ns(db, &key));
         rocksketch::take_last_lookup();
         let started = Instant::now();
         let replies = catch_unwind(AssertUnwindSafe(|| {
             let _gate = shared.gate.shared(gate_id);
+            // Routed when the batch was taken, and again under the gate: a slot's
+            // hand-over may have paused or moved it since.
+            if let Err(reply) = shared.reroute(&requests[0]) {
+                return vec![reply; requests.len()];
+            }
             let mut replies = Vec::with_capacity(requests.len());
             let mut at = 0;
             while at < requests.len() {

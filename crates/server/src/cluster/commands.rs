@@ -28,7 +28,8 @@ pub(crate) fn readonly(conn: &mut Connection, args: &mut Args) -> HostResult {
     Ok(Reply::ok())
 }
 
-/// `ASKING`: accepted; no slot is ever importing here yet.
+/// `ASKING`: accepted. A node serves a slot it imported to every client until the
+/// topology gives it the slot, so the flag changes nothing here.
 pub(crate) fn asking(conn: &mut Connection, args: &mut Args) -> HostResult {
     args.finish()?;
     cluster_of(conn, DISABLED)?;
@@ -61,7 +62,7 @@ pub(crate) fn cluster(conn: &mut Connection, args: &mut Args) -> HostResult {
     let topology = cluster.topology();
     let shared = &conn.shared;
     Ok(match sub.as_str() {
-        "info" => Reply::Verbatim(info_text(&topology).into_bytes()),
+        "info" => Reply::Verbatim((info_text(&topology) + &cluster.moves.info()).into_bytes()),
         "nodes" => Reply::Verbatim(nodes_text(&topology).into_bytes()),
         "slots" => slots_reply(&topology),
         "shards" => shards_reply(shared, &topology),
@@ -205,12 +206,20 @@ fn shards_reply(shared: &Shared, t: &Topology) -> Reply {
 }
 
 /// `CLUSTERX VERSION | MYID | SETNODEID id | SETNODES nodes version [FORCE] | SETSLOT
-/// slot NODE id version`: the controller's commands, as Kvrocks answers them.
+/// slot NODE id version | MIGRATE slot id`: the controller's commands, as Kvrocks
+/// answers them; `IMPORT slot state` and `APPLY slot chunk`: a migrating node's.
 pub(crate) fn clusterx(conn: &mut Connection, args: &mut Args) -> HostResult {
     const USAGE: &str =
         "ERR CLUSTERX command, CLUSTERX VERSION|MYID|SETNODEID|SETNODES|SETSLOT|MIGRATE";
     let cluster = cluster_of(conn, "ERR Cluster mode is not enabled")?;
     let sub = String::from_utf8_lossy(args.next_arg()?).to_ascii_lowercase();
+    if sub == "apply" {
+        let [slot, chunk] = args.rest() else {
+            return Err(err(USAGE));
+        };
+        let slot = slot_arg(slot)?;
+        return super::import::apply(conn, &cluster, slot, chunk);
+    }
     let rest: Vec<String> = args
         .rest()
         .iter()
@@ -255,13 +264,34 @@ pub(crate) fn clusterx(conn: &mut Connection, args: &mut Args) -> HostResult {
                 Ok(Some(next))
             })
         }
-        ("migrate", _) => return Err(err("ERR slot migration is not supported yet")),
+        ("migrate", [slot, id]) => {
+            let slot = slot_arg(slot.as_bytes())?;
+            super::migrate::start(&conn.shared, &cluster, slot, id)?;
+            return Ok(Reply::ok());
+        }
+        ("migrate", [_, _, ..]) => {
+            return Err(err(
+                "ERR only asynchronous migrations of one slot are supported: \
+                 CLUSTER INFO shows the migration's state",
+            ))
+        }
+        ("import", [slot, state]) => {
+            let slot = slot_arg(slot.as_bytes())?;
+            return super::import::import(conn, &cluster, slot, state);
+        }
         ("setnodeid", [_]) => return Err(err(&format!("ERR {BAD_NODE_ID}"))),
         _ => return Err(err(USAGE)),
     };
     let topology = changed.map_err(|e| err(&format!("ERR {e}")))?;
     follow_topology(&conn.shared, &topology);
+    cluster.follow_moves(&conn.shared.store, &topology);
     Ok(Reply::ok())
+}
+
+/// A slot number argument.
+fn slot_arg(arg: &[u8]) -> Result<u16, Reply> {
+    let n = parse_i64(arg).ok_or_else(|| err(NOT_INTEGER))?;
+    slot_of(n).ok_or_else(|| err("ERR Invalid slot id"))
 }
 
 /// Kvrocks' rules: an older version is refused, the same one changes nothing unless

@@ -14,10 +14,16 @@
 //! then drops with one range delete per column family).
 
 pub(crate) mod commands;
+mod import;
+mod migrate;
+mod moves;
 pub(crate) mod slot;
 pub(crate) mod topology;
 
+pub(crate) use import::{link_closed, ImportLink};
+
 use arc_swap::ArcSwap;
+use moves::{Moves, Moving};
 use parking_lot::Mutex;
 use rocksketch::command::table::Spec;
 use rocksketch::command::Reply;
@@ -39,6 +45,8 @@ pub(crate) struct Cluster {
     file: PathBuf,
     /// Changes one at a time, each written to the file before the next.
     changes: Mutex<()>,
+    /// Slots migrating, imported or handed over.
+    moves: Moves,
 }
 
 impl Cluster {
@@ -63,6 +71,7 @@ impl Cluster {
             topology: ArcSwap::from_pointee(topology),
             file,
             changes: Mutex::new(()),
+            moves: Moves::open(dir)?,
         })
     }
 
@@ -90,7 +99,8 @@ impl Cluster {
 
     /// Where a command on `keys` runs: `Ok(Some(slot))` here, `Ok(None)` here for a
     /// command without keys, or the redirection or error to answer. A replica serves
-    /// its primary's slots to a `READONLY` connection's reads.
+    /// its primary's slots to a `READONLY` connection's reads; a slot on the move is
+    /// answered as [`moves`] says.
     pub(crate) fn route<'k>(
         &self,
         mut keys: impl Iterator<Item = &'k [u8]>,
@@ -109,6 +119,9 @@ impl Cluster {
             return Err(Reply::Error(UNSERVED.to_owned()));
         };
         if owner.id == topology.myid {
+            return self.moving(slot, write).map(|()| Some(slot));
+        }
+        if matches!(self.moves.moving(slot), Moving::Imported) {
             return Ok(Some(slot));
         }
         let my_primary = topology.me().and_then(|me| me.primary.as_deref());
@@ -116,6 +129,30 @@ impl Cluster {
             return Ok(Some(slot));
         }
         Err(moved(slot, &owner.host, owner.port))
+    }
+}
+
+impl Cluster {
+    /// For a slot this node owns: whether a command runs, or the answer while the
+    /// slot's hand-over pauses writes (`TRYAGAIN`) or once it moved (`-ASK`).
+    fn moving(&self, slot: u16, write: bool) -> Result<(), Reply> {
+        match self.moves.moving(slot) {
+            Moving::No | Moving::Imported => Ok(()),
+            Moving::Frozen if !write => Ok(()),
+            Moving::Frozen => Err(Reply::Error(moves::TRYAGAIN.to_owned())),
+            Moving::Migrated(to) => Err(Reply::Error(format!("ASK {slot} {to}"))),
+        }
+    }
+
+    /// Follows a new topology in the slots on the move: the records of a slot handed
+    /// over and now another node's go (one range delete per column family).
+    pub(crate) fn follow_moves(&self, store: &rocksketch::Store, t: &Topology) {
+        let owner = |slot| t.owner(slot).map(|n| n.id.clone());
+        for slot in self.moves.follow(owner, &t.myid) {
+            if let Err(e) = store.drop_ns(slot::CLUSTER_NS + slot) {
+                log::warn!("dropping the records of slot {slot}, moved away, failed: {e}");
+            }
+        }
     }
 }
 
@@ -172,6 +209,23 @@ impl crate::Shared {
         let write = spec.flags.contains(&"write");
         let slot = cluster.route(spec.all_keys(request), write, readonly)?;
         Ok(slot.map_or(db, |slot| slot::CLUSTER_NS + slot))
+    }
+
+    /// Routing checked again, under the transaction gate, for a request routed before
+    /// (a batch across connections, a transaction's queue): the answer if a slot's
+    /// hand-over paused or moved its slot since.
+    pub(crate) fn reroute(&self, request: &[Vec<u8>]) -> Result<(), Reply> {
+        let Some(cluster) = &self.cluster else {
+            return Ok(());
+        };
+        let spec = request.first().and_then(|name| crate::table::lookup(name));
+        let Some(spec) = spec else {
+            return Ok(());
+        };
+        match spec.all_keys(request).next() {
+            Some(key) => cluster.moving(slot::key_slot(key), spec.flags.contains(&"write")),
+            None => Ok(()),
+        }
     }
 
     /// The keyspace `DBSIZE`, `KEYS`, `SCAN` and `FLUSHDB` list for database `db`: its

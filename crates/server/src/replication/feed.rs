@@ -184,7 +184,7 @@ fn feed(
 /// The batches after `offset`: from the tail of the live log where it holds them (each
 /// poll reads only what was appended), else from RocksDB's iterator (a replica catching
 /// up from flushed logs), many at a time since each call seeks anew.
-fn next_batches(
+pub(crate) fn next_batches(
     store: &Store,
     tail: &mut Option<WalTail>,
     offset: u64,

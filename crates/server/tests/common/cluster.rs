@@ -2,8 +2,18 @@
 //! to `rocksketch serve` nodes as `kvrocks_controller` would.
 #![allow(dead_code)]
 
-use super::resp_client::{Client, Value};
+use super::resp_client::{Client, TestServer, Value};
+use rocksketch_server::ServerConfig;
 use std::net::SocketAddr;
+
+/// A node in cluster mode over a store in `dir`.
+pub fn start_node(dir: &std::path::Path) -> TestServer {
+    let config = ServerConfig {
+        cluster_enabled: true,
+        ..ServerConfig::default()
+    };
+    TestServer::start(dir, config)
+}
 
 /// A node id of 40 characters made of `c`.
 pub fn node_id(c: char) -> String {

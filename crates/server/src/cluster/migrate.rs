@@ -1,0 +1,237 @@
+//! The source's side of a slot's migration (`CLUSTERX MIGRATE slot node-id`), run by
+//! a thread of its own while the slot keeps serving here:
+//!
+//! 1. a link to the target, which starts importing (`CLUSTERX IMPORT slot 0`);
+//! 2. the slot's namespace as of one snapshot, in chunks (`CLUSTERX APPLY slot chunk`:
+//!    metadata and pages as they read, operands merged);
+//! 3. the slot's writes since, from the write-ahead log, round after round until a
+//!    round finds little to send;
+//! 4. the hand-over: the slot's writes pause (answered `TRYAGAIN`), the transaction
+//!    gate taken and let go so that every write routed before the pause has finished,
+//!    the log's last writes of the slot sent, the target told (`CLUSTERX IMPORT slot
+//!    1`), and the slot recorded as handed over (saved) before the pause ends: its
+//!    commands are answered `-ASK` from then on, until the controller's topology gives
+//!    the slot to the target, when its records here go with one range delete per
+//!    column family.
+//!
+//! Any failure before the target is told ends the migration as failed: the slot's
+//! writes resume here and the target drops what it received.
+
+use super::moves::Moves;
+use super::slot::CLUSTER_NS;
+use super::topology::Node;
+use super::Cluster;
+use crate::commands::err;
+use crate::Shared;
+use rocksketch::command::Reply;
+use rocksketch::resp::stream as wire;
+use std::io::{self, BufReader, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// About how many bytes one chunk of the copy holds.
+const CHUNK: usize = 1 << 20;
+/// A catch-up round that sends less than this ends the catching up.
+const HANDOVER_BYTES: u64 = 256 << 10;
+/// Catching up stops after this long even if the slot's writes outpace it (the
+/// hand-over's pause then sends more).
+const CATCH_UP_LIMIT: Duration = Duration::from_secs(30);
+/// How long the target may take to answer.
+const IO_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Starts migrating `slot` to node `to`, checked as Kvrocks checks it.
+pub(crate) fn start(
+    shared: &Arc<Shared>,
+    cluster: &Arc<Cluster>,
+    slot: u16,
+    to: &str,
+) -> Result<(), Reply> {
+    let topology = cluster.topology();
+    let fail = |text: &str| Err(err(&format!("ERR {text}")));
+    if cluster.moves.is_migrated(slot) {
+        return fail("Can't migrate slot which has been migrated");
+    }
+    if topology
+        .owner(slot)
+        .is_none_or(|owner| owner.id != topology.myid)
+    {
+        return fail("Can't migrate slot which doesn't belong to me");
+    }
+    if topology.me().is_some_and(|me| me.primary.is_some()) {
+        return fail("Slave can't migrate slot");
+    }
+    let Some(target) = topology.node(to).cloned() else {
+        return fail("Can't find the destination node id");
+    };
+    if target.primary.is_some() {
+        return fail("Can't migrate slot to a slave");
+    }
+    if target.id == topology.myid {
+        return fail("Can't migrate slot to myself");
+    }
+    if !cluster.moves.begin_migration(slot, to) {
+        return fail("There is already a migrating job");
+    }
+    let (shared, job_cluster) = (shared.clone(), cluster.clone());
+    let spawned = std::thread::Builder::new()
+        .name(format!("migrate-{slot}"))
+        .spawn(move || {
+            let moves = &job_cluster.moves;
+            let outcome = migrate(&shared, moves, slot, &target);
+            if let Err(e) = &outcome {
+                log::warn!("migrating slot {slot} to {} failed: {e}", target.id);
+            }
+            if let Err(e) = moves.end_migration(outcome) {
+                log::error!("slot {slot} stays here: its hand-over was not saved: {e}");
+            }
+        });
+    if let Err(e) = spawned {
+        let _ = cluster.moves.end_migration(Err(e.to_string()));
+        return fail(&format!("a migration thread did not start: {e}"));
+    }
+    Ok(())
+}
+
+/// Runs a migration up to the hand-over; the target's `host:port`.
+fn migrate(shared: &Shared, moves: &Moves, slot: u16, target: &Node) -> Result<String, String> {
+    let store = &shared.store;
+    let link = Link::open(target, shared.live.requirepass()).map_err(|e| e.to_string())?;
+    let mut job = Job {
+        shared,
+        moves,
+        ns: CLUSTER_NS + slot,
+        slot: slot.to_string(),
+        link,
+        tail: None,
+        after: 0,
+    };
+    job.import_state(b"0")?;
+    job.after = store
+        .export_ns(job.ns, CHUNK, |chunk| {
+            job.apply(&chunk).map_err(rocksketch::Error::Storage)
+        })
+        .map_err(|e| e.to_string())?;
+    let catching_up = Instant::now();
+    loop {
+        let sent = job.forward()?;
+        if sent < HANDOVER_BYTES || catching_up.elapsed() > CATCH_UP_LIMIT {
+            break;
+        }
+    }
+    let paused = Instant::now();
+    moves.freeze(slot);
+    // Every write routed before the pause holds the gate shared until it is written.
+    drop(shared.gate.exclusive());
+    let outcome = job.forward().and_then(|_| job.import_state(b"1"));
+    let pause_us = paused.elapsed().as_micros() as u64;
+    moves.update(|m| m.pause_us = pause_us);
+    outcome?;
+    log::info!(
+        "slot {slot} handed over to {}:{} (writes paused {pause_us} us)",
+        target.host,
+        target.port
+    );
+    Ok(format!("{}:{}", target.host, target.port))
+}
+
+/// A migration under way.
+struct Job<'a> {
+    shared: &'a Shared,
+    moves: &'a Moves,
+    ns: u16,
+    /// The slot, as sent.
+    slot: String,
+    link: Link,
+    tail: Option<rocksketch::WalTail>,
+    /// The last sequence number whose writes of the slot the target has.
+    after: u64,
+}
+
+impl Job<'_> {
+    /// Tells the target the import's state: `0` start, `1` success.
+    fn import_state(&mut self, state: &[u8]) -> Result<(), String> {
+        self.link
+            .call(&[b"CLUSTERX", &b"IMPORT"[..], self.slot.as_bytes(), state])
+    }
+
+    fn apply(&mut self, chunk: &[u8]) -> Result<(), String> {
+        self.link
+            .call(&[b"CLUSTERX", b"APPLY", self.slot.as_bytes(), chunk])?;
+        self.moves.update(|m| m.bytes += chunk.len() as u64);
+        Ok(())
+    }
+
+    /// Sends the slot's writes the log holds after `after`, up to the newest write at
+    /// least; the bytes sent. Each batch read is sent whole (its writes of the slot).
+    fn forward(&mut self) -> Result<u64, String> {
+        let store = &self.shared.store;
+        let upto = store.latest_sequence().map_err(|e| e.to_string())?;
+        let mut sent = 0;
+        let mut idle = 0;
+        while self.after < upto {
+            let batches = crate::replication::next_batches(store, &mut self.tail, self.after)
+                .map_err(|e| e.to_string())?;
+            let Some((first, data)) = batches.last() else {
+                // Written but not yet readable in the log file: shortly.
+                idle += 1;
+                if idle > 2000 {
+                    return Err(format!("the log does not show the writes up to {upto}"));
+                }
+                std::thread::sleep(Duration::from_millis(1));
+                continue;
+            };
+            let count = data.get(8..12).and_then(|b| b.try_into().ok());
+            self.after = first + u64::from(count.map_or(1, u32::from_le_bytes)) - 1;
+            let changes = store.ns_changes(self.ns, &batches, u64::MAX);
+            if let Some(chunk) = changes.map_err(|e| e.to_string())? {
+                sent += chunk.len() as u64;
+                self.apply(&chunk)?;
+            }
+        }
+        Ok(sent)
+    }
+}
+
+/// The connection to the target.
+struct Link {
+    out: TcpStream,
+    input: BufReader<TcpStream>,
+}
+
+impl Link {
+    fn open(target: &Node, password: Option<String>) -> io::Result<Link> {
+        let addr = (target.host.as_str(), target.port)
+            .to_socket_addrs()?
+            .next()
+            .ok_or_else(|| io::Error::other(format!("{} has no address", target.host)))?;
+        let stream = TcpStream::connect_timeout(&addr, IO_TIMEOUT)?;
+        stream.set_nodelay(true)?;
+        stream.set_read_timeout(Some(IO_TIMEOUT))?;
+        stream.set_write_timeout(Some(IO_TIMEOUT))?;
+        let mut link = Link {
+            out: stream.try_clone()?,
+            input: BufReader::new(stream),
+        };
+        if let Some(password) = password {
+            link.call(&[&b"AUTH"[..], password.as_bytes()])
+                .map_err(io::Error::other)?;
+        }
+        Ok(link)
+    }
+
+    /// Sends a command and reads its one-line answer; an error answer is an error.
+    fn call(&mut self, parts: &[&[u8]]) -> Result<(), String> {
+        let io = |e: io::Error| format!("the link to the target failed: {e}");
+        wire::write_frame(&mut self.out, parts).map_err(io)?;
+        self.out.flush().map_err(io)?;
+        let line = wire::read_line(&mut self.input).map_err(io)?;
+        match line.split_first() {
+            Some((b'-', text)) => Err(format!(
+                "the target answered {}",
+                String::from_utf8_lossy(text)
+            )),
+            _ => Ok(()),
+        }
+    }
+}

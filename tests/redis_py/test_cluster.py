@@ -5,14 +5,18 @@ topology as Kvrocks' controller pushes it (`CLUSTERX SETNODES`, played by this t
 A mixed workload over thousands of keys, sent through RedisCluster in RESP2 and RESP3,
 one command at a time and in cluster pipelines, must get exactly the answers a single
 non-cluster server gives to the same workload; reads from replicas (READONLY) too.
-Then a primary is SIGKILLed, its replica promoted by a new topology, and the client
-carries on: every write acknowledged with WAIT is still there.
+Then a slot migrates (`CLUSTERX MIGRATE`) while RedisCluster clients write to it:
+every acknowledged write is on the target once the topology moves the slot. Then a
+primary is SIGKILLed, its replica promoted by a new topology, and the client carries
+on: every write acknowledged with WAIT is still there.
 
 Run by scripts/test with ROCKSKETCH_BIN pointing at the built binary.
 """
 
 import random
 import signal
+import threading
+import time
 import unittest
 
 import redis
@@ -28,16 +32,23 @@ def node_id(n):
     return f"{n:040x}"
 
 
-def node_list(primaries, replicas, promoted=None):
+def node_list(primaries, replicas, promoted=None, moved=None):
     """Kvrocks' node list: primary i owns SHARDS[i], replica i follows it; `promoted`
-    names a shard whose replica took over (its old primary gone)."""
+    names a shard whose replica took over (its old primary gone); `moved`, a slot and
+    the shard it moved to."""
     lines = []
     for i, (p, r) in enumerate(zip(primaries, replicas)):
         first, last = SHARDS[i]
+        slots = [(first, last)]
+        if moved is not None and first <= moved[0] <= last:
+            slots = [(first, moved[0] - 1), (moved[0] + 1, last)]
+        if moved is not None and moved[1] == i:
+            slots.append((moved[0], moved[0]))
+        slots = " ".join(f"{a}-{b}" if a < b else f"{a}" for a, b in slots if a <= b)
         if i == promoted:
-            lines.append(f"{node_id(10 + i)} 127.0.0.1 {r.port} master - {first}-{last}")
+            lines.append(f"{node_id(10 + i)} 127.0.0.1 {r.port} master - {slots}")
             continue
-        lines.append(f"{node_id(i)} 127.0.0.1 {p.port} master - {first}-{last}")
+        lines.append(f"{node_id(i)} 127.0.0.1 {p.port} master - {slots}")
         lines.append(f"{node_id(10 + i)} 127.0.0.1 {r.port} slave {node_id(i)}")
     return "\n".join(lines)
 
@@ -173,7 +184,59 @@ class Cluster(unittest.TestCase):
             for c in (rc, replicas, single):
                 c.close()
 
-    def test_2_the_clients_carry_on_after_a_primary_is_killed_and_its_replica_promoted(self):
+    def test_2_a_slot_migrated_under_load_loses_nothing(self):
+        rc = self.cluster_client(2)
+        slot = rc.keyslot("{mig}")
+        source = next(i for i, (a, b) in enumerate(SHARDS) if a <= slot <= b)
+        target = (source + 1) % len(SHARDS)
+        for k in range(200):
+            rc.execute_command("BF.ADD", f"{{mig}}:bf{k}", "x")
+        stop = threading.Event()
+        results = []
+
+        def writer(w):
+            client = self.cluster_client(2 if w % 2 else 3)
+            sketch, bloom = f"{{mig}}:w{w}", f"{{mig}}:f{w}"
+            client.execute_command("CMS.INITBYDIM", sketch, 100, 3)
+            acked, items = 0, []
+            while not stop.is_set():
+                self.assertEqual(client.execute_command("CMS.INCRBY", sketch, "x", 1), [acked + 1])
+                acked += 1
+                item = f"i{len(items)}"
+                client.execute_command("BF.ADD", bloom, item)
+                items.append(item)
+            results.append((sketch, acked, bloom, items))
+            client.close()
+
+        threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+        for t in threads:
+            t.start()
+        time.sleep(0.5)
+        c = self.primaries[source].client()
+        self.assertTrue(c.execute_command("CLUSTERX", "MIGRATE", slot, node_id(target)))
+        deadline = time.time() + 60
+        while b"migrating_state: success" not in c.execute_command("CLUSTER", "INFO"):
+            self.assertLess(time.time(), deadline)
+            time.sleep(0.02)
+        time.sleep(0.3)  # writers asked to the target meanwhile
+        type(self).moved = (slot, target)
+        self.push(node_list(self.primaries, self.replicas, moved=self.moved), 2)
+        time.sleep(0.3)
+        stop.set()
+        for t in threads:
+            t.join()
+        self.assertEqual(len(results), 4, "every writer ran to the end")
+        on_target = self.primaries[target].client()
+        for sketch, acked, bloom, items in results:
+            self.assertGreater(acked, 0)
+            self.assertEqual(on_target.execute_command("CMS.QUERY", sketch, "x"), [acked])
+            self.assertEqual(on_target.execute_command("BF.MEXISTS", bloom, *items), [1] * len(items))
+        self.assertEqual(on_target.execute_command("CLUSTER", "COUNTKEYSINSLOT", slot), 208)
+        self.assertEqual(c.execute_command("CLUSTER", "COUNTKEYSINSLOT", slot), 0)
+        for client in (c, on_target, rc):
+            client.close()
+
+    def test_3_the_clients_carry_on_after_a_primary_is_killed_and_its_replica_promoted(self):
         rc = self.cluster_client(2)
         rc.flushall(target_nodes=RedisCluster.PRIMARIES)
         keys = [f"fo:{k}" for k in range(600)]
@@ -183,7 +246,9 @@ class Cluster(unittest.TestCase):
         victim = self.primaries[0]
         victim.stop(signal.SIGKILL)
         survivors = self.primaries[1:] + self.replicas
-        self.push(node_list(self.primaries, self.replicas, promoted=0), 2, survivors)
+        moved = getattr(self, "moved", None)
+        nodes = node_list(self.primaries, self.replicas, promoted=0, moved=moved)
+        self.push(nodes, 3, survivors)
         for key in keys:
             self.assertEqual(rc.execute_command("BF.EXISTS", key, "before"), 1, key)
             self.assertEqual(rc.execute_command("BF.ADD", key, "after"), 1, key)

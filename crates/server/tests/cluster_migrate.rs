@@ -368,4 +368,18 @@ fn migrations_that_cannot_run_leave_the_slot_where_it_was() {
     drop(link);
     wait_for(b.addr, "import_state: error");
     assert_eq!(count(b.addr, &["CLUSTER", "COUNTKEYSINSLOT", &s]), 0);
+    // Success serves the slot; a failure on the same link after it (the source could
+    // not save the hand-over) takes it back, with what was written meanwhile.
+    let mut link = b.client();
+    assert_eq!(link.cmd(&["CLUSTERX", "IMPORT", &s, "0"]), ok());
+    assert_eq!(link.cmd(&["CLUSTERX", "IMPORT", &s, "1"]), ok());
+    assert_eq!(b.client().cmd(&["BF.ADD", &key, "z"]), Value::Int(1));
+    assert_eq!(count(b.addr, &["CLUSTER", "COUNTKEYSINSLOT", &s]), 1);
+    assert_eq!(link.cmd(&["CLUSTERX", "IMPORT", &s, "2"]), ok());
+    assert_eq!(
+        b.client().cmd(&["BF.ADD", &key, "z"]),
+        error(&format!("MOVED {slot} {}", a.addr))
+    );
+    assert_eq!(count(b.addr, &["CLUSTER", "COUNTKEYSINSLOT", &s]), 0);
+    assert!(cluster_info(b.addr).contains("import_state: error"));
 }

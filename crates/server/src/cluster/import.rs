@@ -2,9 +2,10 @@
 //! slot 0` (start: whatever this node held of the slot goes), then `CLUSTERX APPLY slot
 //! chunk` for the copy and the writes since, then `CLUSTERX IMPORT slot 1` (success:
 //! this node serves the slot from then on, before the topology says so) or `2`
-//! (failure: what it received goes). Chunks are taken only from the connection that
-//! started the import, and only inside the slot's namespace; a link that closes before
-//! success fails the import.
+//! (failure: what it received goes; after success, on the same link, the import is
+//! taken back). Chunks are taken only from the connection that started the import,
+//! and only inside the slot's namespace; a link that closes before success fails the
+//! import.
 
 use super::slot::CLUSTER_NS;
 use super::Cluster;
@@ -49,9 +50,19 @@ pub(crate) fn import(
             }
             conn.import_link = Some(ImportLink { slot });
         }
-        "1" | "2" if linked == Some(slot) => {
-            conn.import_link = None;
+        "1" | "2" if linked == Some(slot) && cluster.moves.is_importing(slot) => {
             end(&shared, cluster, slot, state == "1").map_err(|e| err(&format!("ERR {e}")))?;
+        }
+        "2" if linked == Some(slot) => {
+            // After success, on the same link: the source could not save the hand-over.
+            conn.import_link = None;
+            if cluster
+                .moves
+                .revoke_import(slot)
+                .map_err(|e| err(&format!("ERR {e}")))?
+            {
+                shared.store.drop_ns(CLUSTER_NS + slot)?;
+            }
         }
         "1" | "2" => return fail(&format!("No import of slot {slot} runs on this connection")),
         _ => return fail("Invalid import state"),

@@ -25,7 +25,7 @@ use crate::commands::err;
 use crate::Shared;
 use rocksketch::command::Reply;
 use rocksketch::resp::stream as wire;
-use std::io::{self, BufReader, Write};
+use std::io::{self, BufReader, BufWriter, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -78,12 +78,9 @@ pub(crate) fn start(
         .name(format!("migrate-{slot}"))
         .spawn(move || {
             let moves = &job_cluster.moves;
-            let outcome = migrate(&shared, moves, slot, &target);
-            if let Err(e) = &outcome {
+            if let Err(e) = migrate(&shared, moves, slot, &target) {
                 log::warn!("migrating slot {slot} to {} failed: {e}", target.id);
-            }
-            if let Err(e) = moves.end_migration(outcome) {
-                log::error!("slot {slot} stays here: its hand-over was not saved: {e}");
+                let _ = moves.end_migration(Err(e));
             }
         });
     if let Err(e) = spawned {
@@ -93,8 +90,8 @@ pub(crate) fn start(
     Ok(())
 }
 
-/// Runs a migration up to the hand-over; the target's `host:port`.
-fn migrate(shared: &Shared, moves: &Moves, slot: u16, target: &Node) -> Result<String, String> {
+/// Runs a migration to its end but for a failure, which the caller records.
+fn migrate(shared: &Shared, moves: &Moves, slot: u16, target: &Node) -> Result<(), String> {
     let store = &shared.store;
     let link = Link::open(target, shared.live.requirepass()).map_err(|e| e.to_string())?;
     let mut job = Job {
@@ -119,20 +116,27 @@ fn migrate(shared: &Shared, moves: &Moves, slot: u16, target: &Node) -> Result<S
             break;
         }
     }
+    // The target applies what is in flight before the pause, not during it.
+    job.link.settle()?;
     let paused = Instant::now();
     moves.freeze(slot);
     // Every write routed before the pause holds the gate shared until it is written.
     drop(shared.gate.exclusive());
-    let outcome = job.forward().and_then(|_| job.import_state(b"1"));
+    let handed = job.forward().and_then(|_| job.import_state(b"1"));
+    // Saved before the pause ends (the slot's commands are redirected from then on).
+    let addr = format!("{}:{}", target.host, target.port);
+    let saved = handed.and_then(|()| {
+        moves.end_migration(Ok(addr.clone())).map_err(|e| {
+            // The target serves the slot already: it must not.
+            let _ = job.import_state(b"2");
+            format!("the hand-over was not saved: {e}")
+        })
+    });
     let pause_us = paused.elapsed().as_micros() as u64;
     moves.update(|m| m.pause_us = pause_us);
-    outcome?;
-    log::info!(
-        "slot {slot} handed over to {}:{} (writes paused {pause_us} us)",
-        target.host,
-        target.port
-    );
-    Ok(format!("{}:{}", target.host, target.port))
+    saved?;
+    log::info!("slot {slot} handed over to {addr} (writes paused {pause_us} us)");
+    Ok(())
 }
 
 /// A migration under way.
@@ -149,15 +153,16 @@ struct Job<'a> {
 }
 
 impl Job<'_> {
-    /// Tells the target the import's state: `0` start, `1` success.
+    /// Tells the target the import's state: `0` start, `1` success, `2` failed.
     fn import_state(&mut self, state: &[u8]) -> Result<(), String> {
         self.link
             .call(&[b"CLUSTERX", &b"IMPORT"[..], self.slot.as_bytes(), state])
     }
 
+    /// Sends a chunk (its answer is read later: see [`Link`]).
     fn apply(&mut self, chunk: &[u8]) -> Result<(), String> {
         self.link
-            .call(&[b"CLUSTERX", b"APPLY", self.slot.as_bytes(), chunk])?;
+            .send(&[b"CLUSTERX", b"APPLY", self.slot.as_bytes(), chunk])?;
         self.moves.update(|m| m.bytes += chunk.len() as u64);
         Ok(())
     }
@@ -189,15 +194,22 @@ impl Job<'_> {
                 self.apply(&chunk)?;
             }
         }
+        self.link.out.flush().map_err(broken)?;
         Ok(sent)
     }
 }
 
-/// The connection to the target.
+/// The connection to the target: chunks go out up to [`WINDOW`] ahead of their
+/// answers, so that the copy never waits a round trip per chunk.
 struct Link {
-    out: TcpStream,
+    out: BufWriter<TcpStream>,
     input: BufReader<TcpStream>,
+    /// Commands sent whose answers are not read yet.
+    outstanding: usize,
 }
+
+/// Chunks in flight at most.
+const WINDOW: usize = 16;
 
 impl Link {
     fn open(target: &Node, password: Option<String>) -> io::Result<Link> {
@@ -210,8 +222,9 @@ impl Link {
         stream.set_read_timeout(Some(IO_TIMEOUT))?;
         stream.set_write_timeout(Some(IO_TIMEOUT))?;
         let mut link = Link {
-            out: stream.try_clone()?,
+            out: BufWriter::with_capacity(64 << 10, stream.try_clone()?),
             input: BufReader::new(stream),
+            outstanding: 0,
         };
         if let Some(password) = password {
             link.call(&[&b"AUTH"[..], password.as_bytes()])
@@ -220,12 +233,35 @@ impl Link {
         Ok(link)
     }
 
-    /// Sends a command and reads its one-line answer; an error answer is an error.
+    /// Sends a command and reads every answer owed; an error answer is an error.
     fn call(&mut self, parts: &[&[u8]]) -> Result<(), String> {
-        let io = |e: io::Error| format!("the link to the target failed: {e}");
-        wire::write_frame(&mut self.out, parts).map_err(io)?;
-        self.out.flush().map_err(io)?;
-        let line = wire::read_line(&mut self.input).map_err(io)?;
+        self.send(parts)?;
+        self.settle()
+    }
+
+    /// Reads every answer owed.
+    fn settle(&mut self) -> Result<(), String> {
+        self.out.flush().map_err(broken)?;
+        while self.outstanding > 0 {
+            self.answer()?;
+        }
+        Ok(())
+    }
+
+    /// Sends a command, reading answers owed while more than [`WINDOW`] are.
+    fn send(&mut self, parts: &[&[u8]]) -> Result<(), String> {
+        wire::write_frame(&mut self.out, parts).map_err(broken)?;
+        self.outstanding += 1;
+        if self.outstanding > WINDOW {
+            self.out.flush().map_err(broken)?;
+            self.answer()?;
+        }
+        Ok(())
+    }
+
+    fn answer(&mut self) -> Result<(), String> {
+        let line = wire::read_line(&mut self.input).map_err(broken)?;
+        self.outstanding -= 1;
         match line.split_first() {
             Some((b'-', text)) => Err(format!(
                 "the target answered {}",
@@ -234,4 +270,8 @@ impl Link {
             _ => Ok(()),
         }
     }
+}
+
+fn broken(e: io::Error) -> String {
+    format!("the link to the target failed: {e}")
 }

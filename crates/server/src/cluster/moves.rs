@@ -258,6 +258,20 @@ impl Moves {
         saved.map(|()| true)
     }
 
+    /// Takes back a finished import of `slot` (its source could not save the
+    /// hand-over): no longer served here. Whether it was imported.
+    pub(crate) fn revoke_import(&self, slot: u16) -> io::Result<bool> {
+        let mut state = self.state.lock();
+        if state.imported.remove(&slot).is_none() {
+            return Ok(false);
+        }
+        if let Some(i) = state.import.as_mut().filter(|i| i.slot == slot) {
+            i.state = "error";
+        }
+        self.refresh(&state);
+        self.save(&state).map(|()| true)
+    }
+
     /// Follows a new topology, given who owns each slot there (and this node's id):
     /// handed-over slots now owned elsewhere are forgotten, and returned for their
     /// records to be dropped; imported slots now owned here, or by neither this node

@@ -89,8 +89,8 @@ pub use meta::KeyType;
 pub use operator::{register_merge_operator, skipped_operands, MERGE_OPERATOR_NAME};
 pub use ribbon::{RibbonFilter, RibbonInfo};
 pub use store::{
-    now_ms, take_last_lookup, ColumnFamilies, Db, Listed, Namespace, Span, Store, StoreOptions,
-    WalTail, INTERNAL_NS, MAX_KEY_LEN, META_CF, PAGES_CF,
+    now_ms, take_last_lookup, ColumnFamilies, Db, Listed, LogsHeld, Namespace, Span, Store,
+    StoreOptions, WalTail, INTERNAL_NS, MAX_KEY_LEN, META_CF, PAGES_CF,
 };
 pub use tdigest::{TDigest, TDigestInfo};
 pub use topk::TopK;

@@ -33,6 +33,7 @@ pub use options::{ColumnFamilies, StoreOptions, META_CF, PAGES_CF};
 pub use pending::INTERNAL_NS;
 pub use span::{Listed, Span};
 pub use tail::WalTail;
+pub use transfer::LogsHeld;
 
 /// The longest key name a structure can be created under, in bytes. Every page key and
 /// every operand of a structure carries its key's name, so a long name is multiplied by

@@ -3,8 +3,10 @@
 //! (`Store::export_ns`, `Store::ns_changes`, `Store::import_ns`), answers every read of
 //! the namespace as the source does, whatever it had cached, flushed, compacted or
 //! reopened in between; nothing of other namespaces travels; the source drops the
-//! namespace with `Store::drop_ns`, and its other namespaces are untouched. A chunk
-//! that writes outside the namespace is refused whole.
+//! namespace with `Store::drop_ns`, and its other namespaces are untouched. The same
+//! holds when writers (deletes, re-creations and expiries among their writes) run
+//! while the export and the shipments do: the snapshot's sequence number splits the
+//! writes exactly. A chunk that writes outside the namespace is refused whole.
 
 mod common;
 
@@ -77,7 +79,7 @@ fn ship(source: &Store, target: &Store, after: u64) -> u64 {
     let upto = source.latest_sequence().unwrap();
     let mut at = after;
     while at < upto {
-        let batches = source.updates_since(at, 16).unwrap();
+        let batches = source.updates_since(at, 4096).unwrap();
         let Some((first, data)) = batches.last() else {
             break;
         };
@@ -167,6 +169,66 @@ fn migrate(seed: u64) {
 fn a_moved_namespace_answers_as_it_did() {
     for seed in 1..=4 {
         migrate(seed);
+    }
+}
+
+/// Exports and ships while three writers write; the answers once they are done.
+fn migrate_while_written(seed: u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let options = || StoreOptions {
+        // Small memtables: flushes (which make logs obsolete) while the logs are read.
+        write_buffer_bytes: 256 << 10,
+        ..StoreOptions::default()
+    };
+    let source = Store::open(dir.path().join("source"), options()).unwrap();
+    let target = Store::open(dir.path().join("target"), options()).unwrap();
+    create(&source, MOVED);
+    let writers: Vec<_> = (0..3)
+        .map(|w| {
+            let source = source.clone();
+            std::thread::spawn(move || {
+                let mut rng = StdRng::seed_from_u64(seed * 10 + w);
+                for _ in 0..6000 {
+                    write(&source, MOVED, &mut rng);
+                    write(&source, STAYS, &mut rng);
+                    if rng.gen_ratio(1, 50) {
+                        // An expiry in the past: the key reads as gone, the sweep drops it.
+                        let key = KEYS[rng.gen_range(0..KEYS.len())].as_bytes();
+                        source.ns(MOVED).expire_at(key, 1).unwrap();
+                    }
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let held = source.hold_logs().unwrap();
+    let mut after = source
+        .export_ns(MOVED, 2048, |chunk| {
+            target.import_ns(MOVED, &chunk).map(|_| ())
+        })
+        .unwrap();
+    let mut rounds = 0;
+    while !writers.iter().all(|w| w.is_finished()) {
+        rounds += 1;
+        after = ship(&source, &target, after);
+        if seed.is_multiple_of(2) {
+            source.sweep_expired(None, 1000).unwrap();
+        }
+    }
+    assert!(rounds > 1, "shipped while written");
+    for writer in writers {
+        writer.join().unwrap();
+    }
+    let expected = answers(&source, MOVED);
+    ship(&source, &target, after);
+    drop(held);
+    assert_eq!(answers(&target, MOVED), expected, "seed {seed}");
+}
+
+#[test]
+fn a_namespace_moved_while_written_answers_as_it_did() {
+    for seed in 1..=6 {
+        migrate_while_written(seed);
     }
 }
 

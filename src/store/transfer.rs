@@ -180,6 +180,34 @@ impl Store {
     }
 }
 
+/// While held, RocksDB deletes no file: a migration reads the write-ahead log from its
+/// snapshot's sequence number on, which a flush would otherwise make obsolete (and
+/// files compacted away stay on disk until it lets go).
+pub struct LogsHeld {
+    store: Store,
+}
+
+impl Store {
+    /// Keeps every write-ahead log (and table file) until the result is dropped.
+    pub fn hold_logs(&self) -> Result<LogsHeld> {
+        self.db()?.disable_file_deletions()?;
+        Ok(LogsHeld {
+            store: self.clone(),
+        })
+    }
+}
+
+impl Drop for LogsHeld {
+    fn drop(&mut self) {
+        // A database reopened meanwhile (after a write error) deletes files already.
+        if let Ok(db) = self.store.db() {
+            if let Err(e) = db.enable_file_deletions() {
+                log::warn!("file deletions stay off: {e}");
+            }
+        }
+    }
+}
+
 /// The keys of namespace `ns` in either family: `[ns, ns + 1)`, big-endian. The
 /// store's own namespace, the last, never moves.
 fn ns_range(ns: u16) -> Result<(Vec<u8>, Vec<u8>)> {

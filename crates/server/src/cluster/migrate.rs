@@ -4,8 +4,8 @@
 //! 1. a link to the target, which starts importing (`CLUSTERX IMPORT slot 0`);
 //! 2. the slot's namespace as of one snapshot, in chunks (`CLUSTERX APPLY slot chunk`:
 //!    metadata and pages as they read, operands merged);
-//! 3. the slot's writes since, from the write-ahead log, round after round until a
-//!    round finds little to send;
+//! 3. the slot's writes since, from the write-ahead log (kept whole meanwhile:
+//!    `Store::hold_logs`), round after round until a round finds little to send;
 //! 4. the hand-over: the slot's writes pause (answered `TRYAGAIN`), the transaction
 //!    gate taken and let go so that every write routed before the pause has finished,
 //!    the log's last writes of the slot sent, the target told (`CLUSTERX IMPORT slot
@@ -104,6 +104,8 @@ fn migrate(shared: &Shared, moves: &Moves, slot: u16, target: &Node) -> Result<(
         after: 0,
     };
     job.import_state(b"0")?;
+    // From the snapshot on, the log is read to the hand-over: no flush may delete it.
+    let _logs = store.hold_logs().map_err(|e| e.to_string())?;
     job.after = store
         .export_ns(job.ns, CHUNK, |chunk| {
             job.apply(&chunk).map_err(rocksketch::Error::Storage)

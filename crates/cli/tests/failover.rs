@@ -3,16 +3,21 @@
 //! there. The killed primary comes back as a replica of the promoted one (started with
 //! `--replicaof`; its log may hold writes the new primary never got, so it must take a
 //! full sync rather than continue), and the roles swap again, cycle after cycle
-//! (`ROCKSKETCH_FAILOVER_CYCLES`, default 20).
+//! (`ROCKSKETCH_FAILOVER_CYCLES`, default 20); the same in cluster mode, with the
+//! promotions and the rejoins made by topologies, as a controller makes them.
 
 #[path = "../../server/tests/common/resp_client.rs"]
 mod resp_client;
 
+#[path = "../../server/tests/common/cluster.rs"]
+mod cluster;
+
 #[path = "common/process.rs"]
 mod process;
 
+use cluster::{push, Node};
 use process::{start, Server};
-use resp_client::{Client, Value};
+use resp_client::{ok, Client, Value};
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::Path;
@@ -51,7 +56,10 @@ fn caught_up(primary: SocketAddr, replica: SocketAddr) {
 }
 
 fn count(addr: SocketAddr) -> i64 {
-    match Client::connect(addr).cmd(&["CMS.QUERY", "c", "x"]) {
+    let mut c = Client::connect(addr);
+    // A cluster's replica serves reads to READONLY connections (an error elsewhere).
+    c.cmd(&["READONLY"]);
+    match c.cmd(&["CMS.QUERY", "c", "x"]) {
         Value::Array(items) => match items.first() {
             Some(Value::Int(n)) => *n,
             other => panic!("not a count: {other:?}"),
@@ -117,17 +125,26 @@ fn pair(dirs: &[tempfile::TempDir; 2]) -> (Server, Server) {
     (primary, replica)
 }
 
-#[test]
-fn acknowledged_writes_survive_kill_and_promote_cycles() {
-    let cycles: usize = std::env::var("ROCKSKETCH_FAILOVER_CYCLES")
+/// The number of kill-and-promote cycles (`ROCKSKETCH_FAILOVER_CYCLES`, default 20).
+fn cycles() -> usize {
+    std::env::var("ROCKSKETCH_FAILOVER_CYCLES")
         .ok()
         .and_then(|n| n.parse().ok())
-        .unwrap_or(20);
-    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
-    let (mut primary, mut replica) = pair(&dirs);
+        .unwrap_or(20)
+}
+
+/// Kill-and-promote cycles from `primary` (on directory 0) and `replica` (on 1):
+/// `promote` makes the replica (on directory `i`) the primary, `rejoin` starts the
+/// killed primary's directory (`i`) again as the replica of the given primary (on the
+/// other directory).
+fn kill_and_promote(
+    (mut primary, mut replica): (Server, Server),
+    mut promote: impl FnMut(&Server, usize),
+    mut rejoin: impl FnMut(usize, &Server) -> Server,
+) {
     let (acked, sent) = (Arc::new(AtomicI64::new(0)), Arc::new(AtomicI64::new(0)));
     let mut at = 0; // which directory the primary runs on
-    for cycle in 0..cycles {
+    for cycle in 0..cycles() {
         let writers: Vec<_> = (0..3)
             .map(|_| {
                 let (addr, acked, sent) = (primary.addr, acked.clone(), sent.clone());
@@ -141,10 +158,7 @@ fn acknowledged_writes_survive_kill_and_promote_cycles() {
             writer.join().unwrap();
         }
         let promoted = replica;
-        assert_eq!(
-            Client::connect(promoted.addr).cmd(&["REPLICAOF", "NO", "ONE"]),
-            Value::Simple("OK".into())
-        );
+        promote(&promoted, 1 - at);
         let (have, acked_now, sent_now) = (
             count(promoted.addr),
             acked.load(Ordering::SeqCst),
@@ -160,10 +174,9 @@ fn acknowledged_writes_survive_kill_and_promote_cycles() {
         acked.store(have, Ordering::SeqCst);
         sent.store(have, Ordering::SeqCst);
         // The old primary returns as the new one's replica.
-        let old_dir = dirs[at].path();
-        at = 1 - at;
         primary = promoted;
-        replica = replica_of(old_dir, primary.addr);
+        replica = rejoin(at, &primary);
+        at = 1 - at;
         caught_up(primary.addr, replica.addr);
         assert_eq!(
             count(replica.addr),
@@ -171,6 +184,66 @@ fn acknowledged_writes_survive_kill_and_promote_cycles() {
             "cycle {cycle}: the rejoined replica"
         );
     }
+}
+
+#[test]
+fn acknowledged_writes_survive_kill_and_promote_cycles() {
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let promote = |promoted: &Server, _| {
+        let answer = Client::connect(promoted.addr).cmd(&["REPLICAOF", "NO", "ONE"]);
+        assert_eq!(answer, Value::Simple("OK".into()));
+    };
+    let rejoin = |at: usize, primary: &Server| replica_of(dirs[at].path(), primary.addr);
+    kill_and_promote(pair(&dirs), promote, rejoin);
+}
+
+/// The same cycles in cluster mode, the test playing the controller: the promotion is
+/// a topology naming the replica the primary of every slot, the killed primary returns
+/// with its saved topology and follows once the next one names it the replica.
+#[test]
+fn acknowledged_writes_survive_cluster_failovers() {
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let ids = ['x', 'y'];
+    let version = std::cell::Cell::new(1);
+    let push_to = |servers: &[&Server], nodes: &[Node]| {
+        for server in servers {
+            assert_eq!(push(server.addr, nodes, version.get()), ok());
+        }
+        version.set(version.get() + 1);
+    };
+    let primary = start(dirs[0].path(), &["--threads", "2", "--cluster-enabled"]);
+    let replica = start(dirs[1].path(), &["--threads", "2", "--cluster-enabled"]);
+    let nodes = [
+        Node::primary(ids[0], primary.addr, &[(0, 16383)]),
+        Node::replica(ids[1], replica.addr, ids[0]),
+    ];
+    push_to(&[&primary, &replica], &nodes);
+    assert_eq!(
+        Client::connect(primary.addr).cmd(&["CMS.INITBYDIM", "c", "100", "3"]),
+        ok()
+    );
+    caught_up(primary.addr, replica.addr);
+    let promote = |promoted: &Server, at: usize| {
+        push_to(
+            &[promoted],
+            &[Node::primary(ids[at], promoted.addr, &[(0, 16383)])],
+        );
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while info_field(promoted.addr, "role") != "master" {
+            assert!(Instant::now() < deadline, "never promoted");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    };
+    let rejoin = |at: usize, primary: &Server| {
+        let back = start(dirs[at].path(), &["--threads", "2", "--cluster-enabled"]);
+        let nodes = [
+            Node::primary(ids[1 - at], primary.addr, &[(0, 16383)]),
+            Node::replica(ids[at], back.addr, ids[1 - at]),
+        ];
+        push_to(&[primary, &back], &nodes);
+        back
+    };
+    kill_and_promote((primary, replica), promote, rejoin);
 }
 
 /// A replica killed (SIGKILL) in the middle of the stream and started again continues

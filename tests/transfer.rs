@@ -84,7 +84,7 @@ fn ship(source: &Store, target: &Store, after: u64) -> u64 {
             break;
         };
         let count = u32::from_le_bytes(data[8..12].try_into().unwrap());
-        if let Some(chunk) = source.ns_changes(MOVED, &batches, upto).unwrap() {
+        for chunk in source.ns_changes(MOVED, &batches, upto, 4096).unwrap() {
             target.import_ns(MOVED, &chunk).unwrap();
         }
         at = first + u64::from(count) - 1;

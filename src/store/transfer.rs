@@ -56,17 +56,20 @@ impl Store {
     }
 
     /// The writes to namespace `ns` in `batches` (as [`Store::updates_since`] returns
-    /// them) whose sequence number is at most `upto`, as one chunk; `None` if there
-    /// are none. Writes to other column families than the store's two are not kept.
+    /// them) whose sequence number is at most `upto`, as chunks of about `chunk_bytes`
+    /// (none if there are no such writes). Writes to other column families than the
+    /// store's two are not kept.
     pub fn ns_changes(
         &self,
         ns: u16,
         batches: &[(u64, Vec<u8>)],
         upto: u64,
-    ) -> Result<Option<Vec<u8>>> {
+        chunk_bytes: usize,
+    ) -> Result<Vec<Vec<u8>>> {
         let (meta_cf, pages_cf) = self.family_ids()?;
         let (from, to) = ns_range(ns)?;
         let inside = |key: &[u8]| key >= from.as_slice() && key < to.as_slice();
+        let mut chunks = Vec::new();
         let mut chunk = transfer::begin();
         for (first, data) in batches {
             for (at, (cf, record)) in wal::records_cf(data)?.into_iter().enumerate() {
@@ -93,9 +96,15 @@ impl Store {
                     _ => continue,
                 };
                 op.encode_into(&mut chunk);
+                if chunk.len() >= chunk_bytes {
+                    chunks.push(std::mem::replace(&mut chunk, transfer::begin()));
+                }
             }
         }
-        Ok((chunk.len() > 1).then_some(chunk))
+        if chunk.len() > 1 {
+            chunks.push(chunk);
+        }
+        Ok(chunks)
     }
 
     /// Writes a chunk another store exported or found for namespace `ns`, as one atomic

@@ -78,7 +78,11 @@ pub(crate) fn start(
         .name(format!("migrate-{slot}"))
         .spawn(move || {
             let moves = &job_cluster.moves;
-            if let Err(e) = migrate(&shared, moves, slot, &target) {
+            // A panic must not leave the slot's writes paused: it fails the migration.
+            let run = || migrate(&shared, moves, slot, &target);
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))
+                .unwrap_or_else(|_| Err("the migration thread panicked".to_owned()));
+            if let Err(e) = outcome {
                 log::warn!("migrating slot {slot} to {} failed: {e}", target.id);
                 let _ = moves.end_migration(Err(e));
             }
@@ -190,8 +194,8 @@ impl Job<'_> {
             };
             let count = data.get(8..12).and_then(|b| b.try_into().ok());
             self.after = first + u64::from(count.map_or(1, u32::from_le_bytes)) - 1;
-            let changes = store.ns_changes(self.ns, &batches, u64::MAX);
-            if let Some(chunk) = changes.map_err(|e| e.to_string())? {
+            let changes = store.ns_changes(self.ns, &batches, u64::MAX, CHUNK);
+            for chunk in changes.map_err(|e| e.to_string())? {
                 sent += chunk.len() as u64;
                 self.apply(&chunk)?;
             }

@@ -113,14 +113,16 @@ impl Moves {
     }
 
     /// `CLUSTER INFO`'s lines for the latest migration and import, as Kvrocks words
-    /// them (with the bytes sent and the hand-over's write pause besides).
+    /// them (with the bytes sent and the hand-over's write pause besides). The slot is
+    /// given under both of Kvrocks' names: `migrating_slot` (what kvrocks_controller
+    /// reads) and `migrating_slot(s)` (Kvrocks 2.8 on); the same for imports.
     pub(crate) fn info(&self) -> String {
         let state = self.state.lock();
         let mut out = String::new();
         if let Some(m) = &state.migration {
             out.push_str(&format!(
-                "migrating_slot(s): {}\r\ndestination_node: {}\r\nmigrating_state: {}\r\n\
-                 migrating_bytes: {}\r\nmigrating_pause_us: {}\r\n",
+                "migrating_slot: {0}\r\nmigrating_slot(s): {0}\r\ndestination_node: {1}\r\n\
+                 migrating_state: {2}\r\nmigrating_bytes: {3}\r\nmigrating_pause_us: {4}\r\n",
                 m.slot, m.to, m.state, m.bytes, m.pause_us
             ));
             if !m.error.is_empty() {
@@ -129,7 +131,7 @@ impl Moves {
         }
         if let Some(i) = &state.import {
             out.push_str(&format!(
-                "importing_slot(s): {}\r\nimport_state: {}\r\n",
+                "importing_slot: {0}\r\nimporting_slot(s): {0}\r\nimport_state: {1}\r\n",
                 i.slot, i.state
             ));
         }

@@ -388,6 +388,11 @@ fn migrations_that_cannot_run_leave_the_slot_where_it_was() {
     assert_eq!(link.cmd(&["CLUSTERX", "IMPORT", &s, "1"]), ok());
     assert_eq!(b.client().cmd(&["BF.ADD", &key, "z"]), Value::Int(1));
     assert_eq!(count(b.addr, &["CLUSTER", "COUNTKEYSINSLOT", &s]), 1);
+    assert_eq!(
+        b.client().cmd(&["CLUSTERX", "IMPORT", &s, "0"]),
+        error("ERR Can't import slot which has been imported"),
+        "what it serves is not wiped by a second import"
+    );
     assert_eq!(link.cmd(&["CLUSTERX", "IMPORT", &s, "2"]), ok());
     assert_eq!(
         b.client().cmd(&["BF.ADD", &key, "z"]),

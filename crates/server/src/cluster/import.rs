@@ -41,6 +41,9 @@ pub(crate) fn import(
             if owner.id == topology.myid {
                 return fail("Can't import slot which belongs to me");
             }
+            if cluster.moves.is_imported(slot) {
+                return fail("Can't import slot which has been imported");
+            }
             if linked.is_some() || !cluster.moves.begin_import(slot, &owner.id) {
                 return fail("There is already an importing job");
             }

@@ -138,6 +138,11 @@ impl Moves {
         out
     }
 
+    /// Whether `slot` was imported here and the topology does not say so yet.
+    pub(crate) fn is_imported(&self, slot: u16) -> bool {
+        self.state.lock().imported.contains_key(&slot)
+    }
+
     /// Whether `slot` was handed over already.
     pub(crate) fn is_migrated(&self, slot: u16) -> bool {
         self.state.lock().migrated.contains_key(&slot)

@@ -178,6 +178,10 @@ impl Client {
         &self.conn
     }
 
+    pub(crate) fn connection_mut(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+
     pub(crate) fn output_mut(&mut self) -> &mut Vec<u8> {
         &mut self.output
     }

@@ -5,6 +5,7 @@ use super::commands::{self, Outcome};
 use super::introspect::SlowLog;
 use super::multi::Transaction;
 use super::{Shared, UNAUTHENTICATED_LIMITS};
+use crate::cluster;
 use crate::table::{self, COMMANDS};
 use rocksketch::command::{self, Reply};
 use rocksketch::resp::{self, Inbox, Protocol, Request};
@@ -39,8 +40,12 @@ pub(crate) struct Connection {
     pub(crate) transaction: Option<Transaction>,
     /// The keys this connection `WATCH`es.
     pub(crate) watched: super::watch::Watched,
-    /// A `WAIT` in progress, and the requests parsed after it, run once it is over.
+    /// A `WAIT` in progress, and the requests parsed after it, run once it is over; or
+    /// requests held while a slot's hand-over pauses writes.
     parked: Option<Parked>,
+    /// Until when a write held for a hand-over may wait (then it is answered
+    /// `TRYAGAIN`); none while no request of this connection is held.
+    held_until: Option<Instant>,
     /// The port a replica said it listens on (`REPLCONF listening-port`).
     pub(crate) replica_port: u16,
     /// Set by `PSYNC`: the connection is handed over to a replica's feed.
@@ -49,11 +54,16 @@ pub(crate) struct Connection {
     pub(crate) import_link: Option<crate::cluster::ImportLink>,
 }
 
-/// A client parked by `WAIT`.
+/// A client parked by `WAIT` (the requests after it in `rest`), or held while a slot's
+/// hand-over pauses writes (`wait` none, the held requests in `rest`).
 struct Parked {
-    wait: crate::replication::Wait,
+    wait: Option<crate::replication::Wait>,
     rest: Vec<Request>,
 }
+
+/// How long a write waits for a hand-over's pause to end before it is answered
+/// `TRYAGAIN` (a pause takes milliseconds; one that lasts is the target's trouble).
+const HOLD_MAX: Duration = Duration::from_millis(500);
 
 impl Drop for Connection {
     fn drop(&mut self) {
@@ -91,6 +101,7 @@ impl Connection {
             transaction: None,
             watched: Default::default(),
             parked: None,
+            held_until: None,
             replica_port: 0,
             handoff: None,
             import_link: None,
@@ -209,6 +220,9 @@ impl Connection {
             };
             let found = rocksketch::take_last_lookup();
             self.observe(&requests[at..at + run], started.elapsed(), failed, found);
+            if !matches!(outcome, Ok((Some(Outcome::Held), _))) {
+                self.held_until = None;
+            }
             match outcome.map(|(outcome, _)| outcome) {
                 Ok(Some(Outcome::Reply(_))) | Ok(None) => {}
                 Ok(Some(Outcome::Close(reply))) => {
@@ -221,9 +235,13 @@ impl Connection {
                 }
                 Ok(Some(Outcome::Wait(wait))) => {
                     self.parked = Some(Parked {
-                        wait,
+                        wait: Some(wait),
                         rest: requests[at + run..].to_vec(),
                     });
+                    return false;
+                }
+                Ok(Some(Outcome::Held)) => {
+                    self.hold(requests[at..].to_vec());
                     return false;
                 }
                 Ok(Some(Outcome::Handoff(handoff))) => {
@@ -263,6 +281,9 @@ impl Connection {
             };
             let ns = match routed {
                 Ok(ns) => self.shared.store.ns(ns),
+                Err(reply) if cluster::is_paused(&reply) && self.may_hold() => {
+                    return (Some(Outcome::Held), 0);
+                }
                 Err(reply) => {
                     for _ in run {
                         resp::encode(&reply, self.protocol, output);
@@ -298,12 +319,39 @@ impl Connection {
     }
 
     /// Answers a parked `WAIT` once it is over and runs the requests that came after
-    /// it: `None` while it still waits, else whether the connection must close.
+    /// it, or runs held requests again once the hand-over's pause is over (or they
+    /// waited [`HOLD_MAX`]): `None` while it still waits, else whether the connection
+    /// must close.
     pub(crate) fn resume(&mut self, output: &mut Vec<u8>) -> Option<bool> {
-        let count = self.parked.as_ref()?.wait.poll(&self.shared.replication)?;
+        match &self.parked.as_ref()?.wait {
+            Some(wait) => {
+                let count = wait.poll(&self.shared.replication)?;
+                resp::encode(&Reply::Int(count), self.protocol, output);
+            }
+            None => {
+                let patient = self.held_until.is_some_and(|t| Instant::now() < t);
+                if patient && self.shared.writes_paused() {
+                    return None;
+                }
+            }
+        }
         let rest = self.parked.take().map(|p| p.rest).unwrap_or_default();
-        resp::encode(&Reply::Int(count), self.protocol, output);
         Some(self.run_parsed(&rest, output))
+    }
+
+    /// Whether a write that a hand-over's pause stops may wait for it (not once it
+    /// waited [`HOLD_MAX`]).
+    pub(crate) fn may_hold(&mut self) -> bool {
+        let now = Instant::now();
+        now < *self.held_until.get_or_insert(now + HOLD_MAX)
+    }
+
+    /// Parks `requests` (not run yet) until the hand-over's pause is over.
+    pub(crate) fn hold(&mut self, requests: Vec<Request>) {
+        self.parked = Some(Parked {
+            wait: None,
+            rest: requests,
+        });
     }
 
     /// Counts a run of one command in `INFO commandstats` (and, for a key read, the

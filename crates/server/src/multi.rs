@@ -158,6 +158,8 @@ impl Connection {
                 }
                 // Inside a transaction, `WAIT` answers at once, as Redis's does.
                 Ok(Outcome::Wait(wait)) => Reply::Int(wait.now(&shared.replication)),
+                // Checked before the queue ran (a pause cannot begin while it runs).
+                Ok(Outcome::Held) => Reply::Error(cluster::TRYAGAIN.to_owned()),
                 Err(_) => Reply::Error(PANICKED.to_owned()),
             });
         }

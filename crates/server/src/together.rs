@@ -7,6 +7,7 @@
 
 use super::client::Client;
 use super::conn::BatchKey;
+use crate::cluster;
 use crate::fast::FastMap;
 use mio::Token;
 use rocksketch::command::{self, Reply};
@@ -61,9 +62,7 @@ pub(crate) fn run(ready: &[Token], clients: &mut FastMap<Token, Client>) {
             let _gate = shared.gate.shared(gate_id);
             // Routed when the batch was taken, and again under the gate: a slot's
             // hand-over may have paused or moved it since.
-            if let Err(reply) = shared.reroute(&requests[0]) {
-                return vec![reply; requests.len()];
-            }
+            shared.reroute(&requests[0])?;
             let mut replies = Vec::with_capacity(requests.len());
             let mut at = 0;
             while at < requests.len() {
@@ -72,8 +71,18 @@ pub(crate) fn run(ready: &[Token], clients: &mut FastMap<Token, Client>) {
                 shared.watches.touch(db, &requests[at]);
                 at += run;
             }
-            replies
+            Ok(replies)
         }));
+        let replies = match replies {
+            Ok(Err(reply)) if cluster::is_paused(&reply) => {
+                // Nothing ran: each client's requests wait for the pause to end.
+                hold(clients, &members, requests, reply);
+                continue;
+            }
+            Ok(Err(reply)) => Ok(vec![reply; requests.len()]),
+            Ok(Ok(replies)) => Ok(replies),
+            Err(panic) => Err(panic),
+        };
         let elapsed = started.elapsed();
         let found = rocksketch::take_last_lookup();
         let mut replies = match replies {
@@ -103,6 +112,31 @@ pub(crate) fn run(ready: &[Token], clients: &mut FastMap<Token, Client>) {
             let protocol = client.connection().protocol;
             for reply in &mine {
                 resp::encode(reply, protocol, client.output_mut());
+            }
+        }
+    }
+}
+
+/// Parks each member's requests (none of which ran) while a slot's hand-over pauses
+/// writes, or answers them `reply` if it waited long enough already.
+fn hold(
+    clients: &mut FastMap<Token, Client>,
+    members: &[(Token, usize)],
+    mut requests: Vec<rocksketch::resp::Request>,
+    reply: Reply,
+) {
+    for &(token, count) in members {
+        let rest = requests.split_off(count);
+        let mine = std::mem::replace(&mut requests, rest);
+        let Some(client) = clients.get_mut(&token) else {
+            continue;
+        };
+        if client.connection_mut().may_hold() {
+            client.connection_mut().hold(mine);
+        } else {
+            let protocol = client.connection().protocol;
+            for _ in &mine {
+                resp::encode(&reply, protocol, client.output_mut());
             }
         }
     }

@@ -425,7 +425,7 @@ fn messy_pipelines_lose_nothing_across_a_hand_over() {
                     .iter()
                     .map(|s| s.as_bytes().to_vec())
                     .collect();
-                let (mut acked, mut refused, mut round) = (0i64, 0, 0u64);
+                let (mut acked, mut refused, mut round, mut retry) = (0i64, 0, 0u64, 0);
                 while !stop.load(Ordering::Relaxed) || refused == 0 {
                     round += 1;
                     let seed = (w as u64) << 32 | round;
@@ -440,26 +440,39 @@ fn messy_pipelines_lose_nothing_across_a_hand_over() {
                                 let want = format!("*1\r\n:{acked}\r\n");
                                 assert_eq!(reply, want.as_bytes(), "client {w}");
                             }
+                            Some(b'-') if reply.starts_with(b"-TRYAGAIN") => retry += 1,
                             Some(b'-') => refused += 1,
                             _ => panic!("client {w}: {}", String::from_utf8_lossy(&reply)),
                         }
                     }
                     send.join().unwrap();
                 }
-                acked
+                (acked, retry)
             })
         })
         .collect();
     std::thread::sleep(Duration::from_millis(300));
     let migrate = ["CLUSTERX", "MIGRATE", &slot.to_string(), &node_id('b')];
     assert_eq!(c.cmd(&migrate), ok());
-    wait_for(a.addr, "migrating_state: success");
+    let info = wait_for(a.addr, "migrating_state: success");
     stop.store(true, Ordering::Relaxed);
     let mut on_b = b.client();
     for (key, client) in keys.iter().zip(clients) {
-        let acked = client.join().unwrap();
+        let (acked, retry) = client.join().unwrap();
         assert!(acked > 0, "{key}");
         let counted = on_b.cmd(&["CMS.QUERY", key, "x"]);
         assert_eq!(counted, Value::Array(vec![Value::Int(acked)]), "{key}");
+        // Writes wait out a pause shorter than the hold's bound: none was refused.
+        if pause_us(&info) < 400_000 {
+            assert_eq!(retry, 0, "{key}: TRYAGAIN answered");
+        }
     }
+}
+
+/// The hand-over's write pause `CLUSTER INFO` reports.
+fn pause_us(info: &str) -> u64 {
+    let field = info
+        .lines()
+        .find_map(|l| l.strip_prefix("migrating_pause_us: "));
+    field.unwrap().parse().unwrap()
 }

@@ -156,6 +156,14 @@ impl Cluster {
     }
 }
 
+/// Whether `reply` is the answer to a write while a slot's hand-over pauses writes.
+pub(crate) fn is_paused(reply: &Reply) -> bool {
+    matches!(reply, Reply::Error(text) if text == moves::TRYAGAIN)
+}
+
+/// Whether `reply` is the answer to a write while a slot's hand-over pauses writes.
+pub(crate) const TRYAGAIN: &str = moves::TRYAGAIN;
+
 /// Whether the topology saved in `dir` names this node a replica: a restarted replica
 /// opens its store as one, so that it writes nothing of its own before it follows.
 pub(crate) fn saved_as_replica(dir: &Path) -> bool {
@@ -209,6 +217,11 @@ impl crate::Shared {
         let write = spec.flags.contains(&"write");
         let slot = cluster.route(spec.all_keys(request), write, readonly)?;
         Ok(slot.map_or(db, |slot| slot::CLUSTER_NS + slot))
+    }
+
+    /// Whether a slot's hand-over pauses writes now.
+    pub(crate) fn writes_paused(&self) -> bool {
+        self.cluster.as_ref().is_some_and(|c| c.moves.is_frozen())
     }
 
     /// Routing checked again, under the transaction gate, for a request routed before

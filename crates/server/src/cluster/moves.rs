@@ -138,6 +138,11 @@ impl Moves {
         out
     }
 
+    /// Whether a slot's writes are paused for a hand-over.
+    pub(crate) fn is_frozen(&self) -> bool {
+        self.active.load(Ordering::Acquire) && self.state.lock().frozen.is_some()
+    }
+
     /// Whether `slot` was imported here and the topology does not say so yet.
     pub(crate) fn is_imported(&self, slot: u16) -> bool {
         self.state.lock().imported.contains_key(&slot)

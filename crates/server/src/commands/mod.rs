@@ -3,6 +3,7 @@
 
 use super::conn::Connection;
 use super::glob;
+use crate::cluster;
 use crate::table::{self, Handler, Spec};
 use rocksketch::command::args::Args;
 use rocksketch::command::{self, parse::parse_i64, Reply};
@@ -52,6 +53,9 @@ pub(crate) enum Outcome {
     Wait(crate::replication::Wait),
     /// Hand the connection over to a replica's feed (`PSYNC`).
     Handoff(crate::replication::Handoff),
+    /// Park the client, this command included, while a slot's hand-over pauses its
+    /// writes; it runs again (and is redirected) once the pause is over.
+    Held,
 }
 
 /// What a replica answers to a write command of a client.
@@ -107,6 +111,7 @@ pub(crate) fn dispatch(conn: &mut Connection, request: &[Vec<u8>]) -> Outcome {
     // sent to a replica included); otherwise, the namespace of its keys.
     conn.key_ns = match conn.shared.route(spec, request, conn.db, conn.readonly) {
         Ok(ns) => ns,
+        Err(reply) if cluster::is_paused(&reply) && conn.may_hold() => return Outcome::Held,
         Err(reply) => return Outcome::Reply(reply),
     };
     // The flag (an atomic load) first: on a primary, no scan of the command's flags.

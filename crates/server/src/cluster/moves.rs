@@ -115,7 +115,7 @@ impl Moves {
     /// `CLUSTER INFO`'s lines for the latest migration and import, as Kvrocks words
     /// them (with the bytes sent and the hand-over's write pause besides). The slot is
     /// given under both of Kvrocks' names: `migrating_slot` (what kvrocks_controller
-    /// reads) and `migrating_slot(s)` (Kvrocks 2.8 on); the same for imports.
+    /// reads) and `migrating_slot(s)` (what newer Kvrocks nodes print); the same for imports.
     pub(crate) fn info(&self) -> String {
         let state = self.state.lock();
         let mut out = String::new();

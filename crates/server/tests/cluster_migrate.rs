@@ -4,38 +4,26 @@
 //! source drops the slot once the topology says so, and its other slots stay. A
 //! migration that cannot run is refused or fails leaving the slot where it was; an
 //! import takes chunks only from its own link, only inside its slot, and ends with it.
-//! Pipelined clients whose bytes are cut at random points lose nothing across a
-//! hand-over either: a write answered `TRYAGAIN` or `-ASK` did not happen here.
+//! (Pipelined clients with messy byte streams: `cluster_migrate_messy.rs`.)
 
 #[path = "common/cluster.rs"]
 mod cluster;
-#[path = "common/messy.rs"]
-mod messy;
+#[path = "common/migrate.rs"]
+mod migrate;
 #[path = "common/resp_client.rs"]
 mod resp_client;
 
-use cluster::{node_id, push, slot_of, Node};
+use cluster::{node_id, push, Node};
+use migrate::{a_serves_all, cluster_info, count, tag_where, wait_for};
 use resp_client::{error, ok, Client, TestServer, Value};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn node(dir: &std::path::Path) -> TestServer {
     cluster::start_node(dir)
-}
-
-/// A key of the form `{prefix}n` in a slot `pick` accepts, and its slot.
-fn tag_where(client: &mut Client, prefix: &str, pick: impl Fn(u16) -> bool) -> (String, u16) {
-    (0..)
-        .map(|n| format!("{prefix}{n}"))
-        .map(|tag| {
-            let slot = slot_of(client, &format!("{{{tag}}}"));
-            (tag, slot)
-        })
-        .find(|(_, slot)| pick(*slot))
-        .unwrap()
 }
 
 /// A client that follows redirections as a cluster client does: `MOVED` changes where
@@ -85,45 +73,6 @@ impl Follower {
             }
         }
         panic!("redirected without end: {words:?}");
-    }
-}
-
-/// The topology where `a` serves every slot and `b` none, pushed to both.
-fn a_serves_all(a: &TestServer, b: &TestServer) -> [Node; 2] {
-    let nodes = [
-        Node::primary('a', a.addr, &[(0, 16383)]),
-        Node::primary('b', b.addr, &[]),
-    ];
-    for addr in [a.addr, b.addr] {
-        assert_eq!(push(addr, &nodes, 1), ok());
-    }
-    nodes
-}
-
-fn cluster_info(addr: SocketAddr) -> String {
-    match Client::connect(addr).cmd(&["CLUSTER", "INFO"]) {
-        Value::Bulk(text) | Value::Verbatim(_, text) => String::from_utf8(text).unwrap(),
-        other => panic!("CLUSTER INFO: {other:?}"),
-    }
-}
-
-/// Waits for `CLUSTER INFO` of `addr` to hold `line`.
-fn wait_for(addr: SocketAddr, line: &str) -> String {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let info = cluster_info(addr);
-        if info.lines().any(|l| l == line) {
-            return info;
-        }
-        assert!(Instant::now() < deadline, "no '{line}' in:\n{info}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn count(addr: SocketAddr, words: &[&str]) -> i64 {
-    match Client::connect(addr).cmd(words) {
-        Value::Int(n) => n,
-        other => panic!("{words:?}: {other:?}"),
     }
 }
 
@@ -400,79 +349,4 @@ fn migrations_that_cannot_run_leave_the_slot_where_it_was() {
     );
     assert_eq!(count(b.addr, &["CLUSTER", "COUNTKEYSINSLOT", &s]), 0);
     assert!(cluster_info(b.addr).contains("import_state: error"));
-}
-
-#[test]
-fn messy_pipelines_lose_nothing_across_a_hand_over() {
-    use messy::{read_messily, send_messily, wire};
-    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let (a, b) = (node(dir_a.path()), node(dir_b.path()));
-    a_serves_all(&a, &b);
-    let mut c = a.client();
-    let (tag, slot) = tag_where(&mut c, "p", |_| true);
-    let keys: Vec<String> = (0..6).map(|w| format!("{{{tag}}}m{w}")).collect();
-    for key in &keys {
-        assert_eq!(c.cmd(&["CMS.INITBYDIM", key, "100", "3"]), ok());
-    }
-    let stop = Arc::new(AtomicBool::new(false));
-    let clients: Vec<_> = keys
-        .iter()
-        .enumerate()
-        .map(|(w, key)| {
-            let (stop, addr, key) = (stop.clone(), a.addr, key.clone());
-            std::thread::spawn(move || {
-                let request: Vec<Vec<u8>> = ["CMS.INCRBY", &key, "x", "1"]
-                    .iter()
-                    .map(|s| s.as_bytes().to_vec())
-                    .collect();
-                let (mut acked, mut refused, mut round, mut retry) = (0i64, 0, 0u64, 0);
-                while !stop.load(Ordering::Relaxed) || refused == 0 {
-                    round += 1;
-                    let seed = (w as u64) << 32 | round;
-                    let stream = std::net::TcpStream::connect(addr).unwrap();
-                    let sender = stream.try_clone().unwrap();
-                    let bytes = wire(&vec![request.clone(); 50]);
-                    let send = std::thread::spawn(move || send_messily(sender, bytes, seed, true));
-                    for reply in read_messily(stream, 50, seed, true) {
-                        match reply.first() {
-                            Some(b'*') => {
-                                acked += 1;
-                                let want = format!("*1\r\n:{acked}\r\n");
-                                assert_eq!(reply, want.as_bytes(), "client {w}");
-                            }
-                            Some(b'-') if reply.starts_with(b"-TRYAGAIN") => retry += 1,
-                            Some(b'-') => refused += 1,
-                            _ => panic!("client {w}: {}", String::from_utf8_lossy(&reply)),
-                        }
-                    }
-                    send.join().unwrap();
-                }
-                (acked, retry)
-            })
-        })
-        .collect();
-    std::thread::sleep(Duration::from_millis(300));
-    let migrate = ["CLUSTERX", "MIGRATE", &slot.to_string(), &node_id('b')];
-    assert_eq!(c.cmd(&migrate), ok());
-    let info = wait_for(a.addr, "migrating_state: success");
-    stop.store(true, Ordering::Relaxed);
-    let mut on_b = b.client();
-    for (key, client) in keys.iter().zip(clients) {
-        let (acked, retry) = client.join().unwrap();
-        assert!(acked > 0, "{key}");
-        let counted = on_b.cmd(&["CMS.QUERY", key, "x"]);
-        assert_eq!(counted, Value::Array(vec![Value::Int(acked)]), "{key}");
-        // Writes wait out a pause shorter than the hold's bound: none was refused.
-        if pause_us(&info) < 400_000 {
-            assert_eq!(retry, 0, "{key}: TRYAGAIN answered");
-        }
-    }
-}
-
-/// The hand-over's write pause `CLUSTER INFO` reports.
-fn pause_us(info: &str) -> u64 {
-    let field = info
-        .lines()
-        .find_map(|l| l.strip_prefix("migrating_pause_us: "));
-    field.unwrap().parse().unwrap()
 }

@@ -60,11 +60,20 @@ impl Store {
     /// batch replaced. A batch that does not decode is refused whole, nothing written.
     /// For a replica: the store must take no writes of its own meanwhile.
     pub fn apply_replicated(&self, data: &[u8]) -> Result<()> {
-        let meta_cf = self.family_ids()?.0;
         let records = wal::records_cf(data)?;
+        // Which family a write is in matters only to range deletes (rare): the
+        // families' numbers are looked up only for a batch that has one.
+        let ranges = records
+            .iter()
+            .any(|(_, r)| matches!(r, Record::DeleteRange(..)));
+        let meta_cf = if ranges {
+            Some(self.family_ids()?.0)
+        } else {
+            None
+        };
         let records: Vec<_> = records
             .into_iter()
-            .map(|(cf, record)| (cf == meta_cf, record))
+            .map(|(cf, record)| (Some(cf) == meta_cf, record))
             .collect();
         self.apply_records(WriteBatch::from_data(data), &records)
     }
@@ -79,7 +88,7 @@ impl Store {
     ) -> Result<()> {
         let mut metas: Vec<(u16, &[u8])> = Vec::new();
         let mut pages: Vec<(Vec<u8>, PageWrite)> = Vec::new();
-        let mut dropped: Vec<&[u8]> = Vec::new();
+        let mut dropped: Vec<(&[u8], &[u8])> = Vec::new();
         let mut metas_dropped = false;
         for &(meta, ref record) in records {
             match *record {
@@ -92,7 +101,7 @@ impl Store {
                     metas.extend(keys::split_meta_key(key));
                 }
                 Record::DeleteRange(from, to) => {
-                    dropped.push(common_prefix(from, to));
+                    dropped.push((from, to));
                     metas_dropped |= meta;
                 }
             }
@@ -107,8 +116,8 @@ impl Store {
             pages.iter().map(|(key, write)| (key.as_slice(), write)),
             written.is_ok(),
         );
-        for prefix in &dropped {
-            hot.drop_prefix(prefix);
+        for (from, to) in dropped {
+            hot.drop_range(from, to);
         }
         for (ns, key) in metas {
             self.inner.cache.remove(&keys::meta_key(ns, key));
@@ -143,10 +152,4 @@ impl Store {
     pub fn is_replica(&self) -> bool {
         self.inner.replica.load(Ordering::SeqCst)
     }
-}
-
-/// The longest prefix of both: every key in `[from, to)` starts with it.
-fn common_prefix<'a>(from: &'a [u8], to: &[u8]) -> &'a [u8] {
-    let same = from.iter().zip(to).take_while(|(a, b)| a == b).count();
-    from.get(..same).unwrap_or(from)
 }

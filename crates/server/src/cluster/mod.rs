@@ -161,7 +161,7 @@ pub(crate) fn is_paused(reply: &Reply) -> bool {
     matches!(reply, Reply::Error(text) if text == moves::TRYAGAIN)
 }
 
-/// Whether `reply` is the answer to a write while a slot's hand-over pauses writes.
+/// The answer to a write a hand-over's pause stops (once it waited long enough).
 pub(crate) const TRYAGAIN: &str = moves::TRYAGAIN;
 
 /// Whether the topology saved in `dir` names this node a replica: a restarted replica

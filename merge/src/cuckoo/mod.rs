@@ -7,7 +7,9 @@
 //!   slots:  buckets × bucket_size fingerprints, u8 or u16 LE; 12-bit ones two in three
 //!           bytes (a 24-bit LE word: slot 2i in its low 12 bits, 2i+1 in its high 12);
 //!           0 is an empty slot
-//!   stash:  (bucket u32 LE | fp u16 LE) × stash_len: fingerprints that found no slot
+//!   stash:  (bucket u32 LE | fp u16 LE) × stash_len: fingerprints that found no slot,
+//!           `bucket` either of the pair's; written in (smaller bucket, fp) order with
+//!           the smaller bucket, read in any order
 //! FpOps  (kind 0x08, v1; v2 for 12 bits) payload: shape | (op u8 | bucket u32 LE | fp u16 LE) × n
 //!   op 1 inserts fp into the bucket pair of `bucket`, op 2 deletes one copy of it
 //! ```
@@ -28,10 +30,18 @@ use crate::error::{Error, Result};
 use crate::header::{self, Kind};
 
 /// Kicks a full merge tries before an insert goes to the stash. The merge runs off the
-/// write path, so the bound can be far larger than RedisBloom's MAXITERATIONS (20).
-pub const MAX_KICKS: u32 = 500;
-/// Most entries a combined operand may hold; a longer partial merge is declined.
-pub const MAX_OPS: usize = 4096;
+/// write path, so the bound is larger than RedisBloom's MAXITERATIONS (20): at a page's
+/// load target the stash stays next to empty. Inserts past what their pairs can hold
+/// (an item added many times) run the whole bound and are stashed anyway, which is what
+/// keeps it from being larger: 500 cost such pages' merges three times as much, for a
+/// stash no smaller.
+pub const MAX_KICKS: u32 = 128;
+/// Most entries a combined operand may hold (56 MiB of them): more than one page's
+/// inserts in a memtable at RocksDB's sizes, far below the 4 GiB RocksDB allows a merge
+/// result. A longer partial merge is declined. (A bound of 4096 made every flush of a
+/// busy filter keep its operands one by one: its pages took more than that in a 32 MiB
+/// memtable.)
+pub const MAX_OPS: usize = 1 << 23;
 /// Most slots in one page (8-bit ones; half as many of 16 bits): a page's slots are at
 /// most [`crate::MAX_PAGE_BYTES`], which bounds the memory a decoded shape may claim.
 pub const MAX_SLOTS: u64 = crate::MAX_PAGE_BYTES as u64;
@@ -43,7 +53,9 @@ const OP_INSERT: u8 = 1;
 const OP_DELETE: u8 = 2;
 
 mod shape;
+mod stash;
 pub use shape::Shape;
+use stash::Stash;
 
 /// A materialized page of buckets and its stash. The slots stay in their stored form
 /// (little-endian bytes), so decoding and encoding a page are copies, not conversions.
@@ -51,7 +63,7 @@ pub use shape::Shape;
 pub struct FpPage {
     shape: Shape,
     slots: Vec<u8>,
-    stash: Vec<(u32, u16)>,
+    stash: Stash,
 }
 
 impl FpPage {
@@ -60,7 +72,7 @@ impl FpPage {
         FpPage {
             shape,
             slots: vec![0; shape.slot_bytes()],
-            stash: Vec::new(),
+            stash: Stash::default(),
         }
     }
 
@@ -161,12 +173,7 @@ impl FpPage {
         } else {
             in_bucket(b1) + in_bucket(b2)
         };
-        let stashed = self
-            .stash
-            .iter()
-            .filter(|(b, f)| *f == fp && (*b == b1 || *b == b2))
-            .count();
-        (buckets + stashed) as u32
+        (buckets + self.stash.count(self.shape, bucket, fp)) as u32
     }
 
     /// Whether `fp` is in the bucket pair of `bucket`.
@@ -186,11 +193,21 @@ impl FpPage {
                 return;
             }
         }
-        let size = u32::from(self.shape.bucket_size);
         let (mut at, mut in_hand) = (bucket, fp);
         for kick in 0..MAX_KICKS {
-            // A deterministic victim that moves around the bucket as kicks go on.
-            let victim = self.bucket(at).start + ((kick + u32::from(in_hand)) % size) as usize;
+            // A bucket holding nothing but copies of the fingerprint in hand gives no
+            // victim (a copy swapped for a copy moves nothing); its pair's other bucket
+            // may. Both so full of copies: only the stash can take it.
+            let victim = match self.victim(at, in_hand, kick) {
+                Some(victim) => victim,
+                None => {
+                    at = self.shape.alt(at, in_hand);
+                    match self.victim(at, in_hand, kick) {
+                        Some(victim) => victim,
+                        None => break,
+                    }
+                }
+            };
             let resident = self.slot(victim);
             self.set_slot(victim, in_hand);
             in_hand = resident;
@@ -200,40 +217,38 @@ impl FpPage {
                 return;
             }
         }
-        self.stash.push((at, in_hand));
+        self.stash.push(self.shape, at, in_hand);
+    }
+
+    /// The slot of `bucket` a kick evicts: deterministic, moving around the bucket as
+    /// kicks go on, and never a copy of `in_hand` (`None` if every slot holds one).
+    fn victim(&self, bucket: u32, in_hand: u16, kick: u32) -> Option<usize> {
+        let slots = self.bucket(bucket);
+        let size = slots.len();
+        let first = (kick as usize).wrapping_add(usize::from(in_hand)) % size.max(1);
+        (0..size)
+            .map(|i| slots.start + (first + i) % size)
+            .find(|slot| self.slot(*slot) != in_hand)
     }
 
     /// Deletes one copy of `fp` from the pair of `bucket`; whether there was one.
     pub fn delete(&mut self, bucket: u32, fp: u16) -> bool {
-        let [b1, b2] = self.pair(bucket, fp);
-        for b in [b1, b2] {
+        for b in self.pair(bucket, fp) {
             if let Some(i) = self.bucket(b).find(|i| self.slot(*i) == fp) {
                 self.set_slot(i, 0);
                 self.unstash_into(b);
                 return true;
             }
         }
-        match self
-            .stash
-            .iter()
-            .position(|(b, f)| *f == fp && (*b == b1 || *b == b2))
-        {
-            Some(i) => {
-                self.stash.remove(i);
-                true
-            }
-            None => false,
-        }
+        self.stash.remove(self.shape, bucket, fp)
     }
 
     /// Moves the first stashed fingerprint whose pair includes `bucket` into its free slot.
     fn unstash_into(&mut self, bucket: u32) {
-        let found = self
-            .stash
-            .iter()
-            .position(|(b, f)| *b == bucket || self.shape.alt(*b, *f) == bucket);
-        if let (Some(i), Some(slot)) = (found, self.free_slot(bucket)) {
-            let (_, fp) = self.stash.remove(i);
+        let Some(slot) = self.free_slot(bucket) else {
+            return;
+        };
+        if let Some(fp) = self.stash.take_for(self.shape, bucket) {
             self.set_slot(slot, fp);
         }
     }
@@ -271,7 +286,7 @@ impl FpPage {
         self.shape.encode_into(&mut out);
         out.extend_from_slice(&self.slots);
         out.extend_from_slice(&(self.stash.len() as u32).to_le_bytes());
-        for (bucket, fp) in &self.stash {
+        for (bucket, fp) in self.stash.entries() {
             out.extend_from_slice(&bucket.to_le_bytes());
             out.extend_from_slice(&fp.to_le_bytes());
         }
@@ -314,7 +329,7 @@ impl FpPage {
         Ok(FpPage {
             shape,
             slots,
-            stash,
+            stash: Stash::from_entries(shape, stash),
         })
     }
 }

@@ -109,33 +109,44 @@ impl FpOps {
 /// [`MAX_OPS`].
 pub(crate) fn partial_merge(operands: &[&[u8]]) -> Option<Vec<u8>> {
     let mut shape = None;
-    let mut entries: Vec<Option<FpOp>> = Vec::new();
-    // Uncancelled inserts by (smaller bucket of the pair, fingerprint), latest last.
-    let mut open: HashMap<(u32, u16), Vec<usize>> = HashMap::new();
+    let mut ops: Vec<FpOp> = Vec::new();
     for operand in operands {
-        let ops = FpOps::decode(operand).ok()?;
-        if *shape.get_or_insert(ops.shape) != ops.shape {
+        let decoded = FpOps::decode(operand).ok()?;
+        if *shape.get_or_insert(decoded.shape) != decoded.shape {
             return None;
         }
-        for op in ops.ops {
-            let (code, bucket, fp) = op.parts();
-            let pair = (bucket.min(ops.shape.alt(bucket, fp)), fp);
-            if code == OP_DELETE {
-                if let Some(insert) = open.get_mut(&pair).and_then(Vec::pop) {
-                    if let Some(entry) = entries.get_mut(insert) {
-                        *entry = None;
-                    }
-                    continue;
-                }
-            } else {
-                open.entry(pair).or_default().push(entries.len());
-            }
-            entries.push(Some(op));
-        }
+        ops.extend(decoded.ops);
     }
-    let ops: Vec<FpOp> = entries.into_iter().flatten().collect();
+    let shape = shape?;
+    if ops.iter().any(|op| matches!(op, FpOp::Delete { .. })) {
+        ops = cancel_pairs(shape, ops);
+    }
     if ops.len() > MAX_OPS {
         return None;
     }
-    Some(FpOps { shape: shape?, ops }.encode())
+    Some(FpOps { shape, ops }.encode())
+}
+
+/// `ops` less each delete that follows an uncancelled insert of its fingerprint in its
+/// bucket pair, and that insert.
+fn cancel_pairs(shape: Shape, ops: Vec<FpOp>) -> Vec<FpOp> {
+    let mut entries: Vec<Option<FpOp>> = Vec::with_capacity(ops.len());
+    // Uncancelled inserts by (smaller bucket of the pair, fingerprint), latest last.
+    let mut open: HashMap<(u32, u16), Vec<usize>> = HashMap::new();
+    for op in ops {
+        let (code, bucket, fp) = op.parts();
+        let pair = (bucket.min(shape.alt(bucket, fp)), fp);
+        if code == OP_DELETE {
+            if let Some(insert) = open.get_mut(&pair).and_then(Vec::pop) {
+                if let Some(entry) = entries.get_mut(insert) {
+                    *entry = None;
+                }
+                continue;
+            }
+        } else {
+            open.entry(pair).or_default().push(entries.len());
+        }
+        entries.push(Some(op));
+    }
+    entries.into_iter().flatten().collect()
 }

@@ -15,8 +15,11 @@ use crate::header::{self, Kind};
 
 /// RedisBloom's largest increment.
 pub const MAX_INCREMENT: u32 = 100_000;
-/// A partial merge declines to build an operand larger than this.
-pub const MAX_OPS_BYTES: usize = 1 << 20;
+/// A partial merge declines to build an operand larger than this: more than a
+/// memtable's worth of one key's adds at RocksDB's sizes, far below the 4 GiB RocksDB
+/// allows a merge result. (1 MiB, the bound until 2026-12, made every flush of a busy
+/// key keep its operands one by one.)
+pub const MAX_OPS_BYTES: usize = 64 << 20;
 
 /// Encodes `(item, increment)` pairs as one operand; `None` if an item is longer than
 /// [`MAX_ITEM_BYTES`] or an increment larger than [`MAX_INCREMENT`].

@@ -141,13 +141,15 @@ pub fn run_length(requests: &[Vec<Vec<u8>>], at: usize) -> usize {
     let Some(first) = requests.get(at) else {
         return 0;
     };
-    let Some(key) = batch_key(first) else {
+    let Some((spec, key)) = table::batch_key(first) else {
         return 1;
     };
-    1 + requests[at + 1..]
-        .iter()
-        .take_while(|r| batch_key(r) == Some(key))
-        .count()
+    // The same name as the first's (in any case) is the same row: no lookup per request.
+    let joins = |r: &&Vec<Vec<u8>>| match r.as_slice() {
+        [name, k, ..] => name.eq_ignore_ascii_case(&first[0]) && k == key && spec.arity_ok(r.len()),
+        _ => false,
+    };
+    1 + requests[at + 1..].iter().take_while(joins).count()
 }
 
 /// Runs requests that share one batch key (or a single request of any kind).

@@ -52,18 +52,24 @@ impl CuckooFilter {
         items: &[Hashed],
     ) -> Result<Batch<'a>> {
         let sub = sub_of(params, sub_index)?;
-        let mut by_page: std::collections::BTreeMap<u32, Vec<FpOp>> = Default::default();
-        for h in items {
-            let (page, bucket) = sub.locate(h.h);
-            by_page
-                .entry(page)
-                .or_default()
-                .push(FpOp::Insert { bucket, fp: h.fp });
-        }
+        // By page, each page's inserts in the items' order (a stable sort): one vector,
+        // not one per page.
+        let mut located: Vec<(u32, FpOp)> = items
+            .iter()
+            .map(|h| {
+                let (page, bucket) = sub.locate(h.h);
+                (page, FpOp::Insert { bucket, fp: h.fp })
+            })
+            .collect();
+        located.sort_by_key(|(page, _)| *page);
         let mut batch = guard.batch()?;
-        for (page, ops) in by_page {
+        for run in located.chunk_by(|a, b| a.0 == b.0) {
+            let ops = run.iter().map(|(_, op)| *op).collect();
             let ops = FpOps::new(sub.shape, ops).map_err(Error::encode("cuckoo inserts"))?;
-            batch.merge_page(keys::page_key(prefix, sub_index as u16, page), ops.encode());
+            batch.merge_page(
+                keys::page_key(prefix, sub_index as u16, run[0].0),
+                ops.encode(),
+            );
         }
         let added = tally::added_operand(sub_index, items.len() as u64);
         batch.merge_page(tally::page_key(prefix), added);

@@ -135,7 +135,7 @@ fn cancel_pairs(shape: Shape, ops: Vec<FpOp>) -> Vec<FpOp> {
     let mut open: HashMap<(u32, u16), Vec<usize>> = HashMap::new();
     for op in ops {
         let (code, bucket, fp) = op.parts();
-        let pair = (bucket.min(shape.alt(bucket, fp)), fp);
+        let pair = (shape.pair_key(bucket, fp), fp);
         if code == OP_DELETE {
             if let Some(insert) = open.get_mut(&pair).and_then(Vec::pop) {
                 if let Some(entry) = entries.get_mut(insert) {

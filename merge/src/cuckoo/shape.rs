@@ -72,6 +72,12 @@ impl Shape {
         (bucket ^ u32::from(fp).wrapping_mul(0x5bd1_e995)) & (self.buckets - 1)
     }
 
+    /// The bucket that stands for the pair of `bucket` and its alternate for `fp`: the
+    /// smaller of the two.
+    pub(super) fn pair_key(&self, bucket: u32, fp: u16) -> u32 {
+        bucket.min(self.alt(bucket, fp))
+    }
+
     /// Whether `fp` fits the fingerprint width (and is not the empty marker).
     pub(super) fn holds(&self, fp: u16) -> bool {
         fp != 0 && u32::from(fp) < 1 << self.fp_bits

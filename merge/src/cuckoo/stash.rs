@@ -19,16 +19,11 @@ pub(super) struct Stash {
     entries: Vec<(u32, u16)>,
 }
 
-/// The bucket that stands for the pair of `bucket` and its alternate for `fp`.
-fn pair_key(shape: Shape, bucket: u32, fp: u16) -> u32 {
-    bucket.min(shape.alt(bucket, fp))
-}
-
 impl Stash {
     /// The stash of decoded entries, in any order and naming either bucket of a pair.
     pub(super) fn from_entries(shape: Shape, mut entries: Vec<(u32, u16)>) -> Stash {
         for (bucket, fp) in &mut entries {
-            *bucket = pair_key(shape, *bucket, *fp);
+            *bucket = shape.pair_key(*bucket, *fp);
         }
         entries.sort_unstable();
         Stash { entries }
@@ -45,14 +40,14 @@ impl Stash {
 
     /// Stashes `fp` of the pair of `bucket`.
     pub(super) fn push(&mut self, shape: Shape, bucket: u32, fp: u16) {
-        let entry = (pair_key(shape, bucket, fp), fp);
+        let entry = (shape.pair_key(bucket, fp), fp);
         let at = self.entries.partition_point(|e| *e <= entry);
         self.entries.insert(at, entry);
     }
 
     /// The range of `fp`'s copies stashed for the pair of `bucket`.
     fn run(&self, shape: Shape, bucket: u32, fp: u16) -> std::ops::Range<usize> {
-        let entry = (pair_key(shape, bucket, fp), fp);
+        let entry = (shape.pair_key(bucket, fp), fp);
         let start = self.entries.partition_point(|e| *e < entry);
         let end = self.entries.partition_point(|e| *e <= entry);
         start..end

@@ -85,6 +85,23 @@ impl Arbitrary for Pipeline {
                     9 => vec!["CMS.INCRBY".into(), key.clone(), item],
                     _ => unreachable!(),
                 };
+                // Names in any case join one run (`Cf.Add` after `CF.ADD`).
+                let mut request = request;
+                request[0] = match u8::arbitrary(g) % 3 {
+                    0 => request[0].to_lowercase(),
+                    1 => request[0]
+                        .chars()
+                        .enumerate()
+                        .map(|(i, c)| {
+                            if i % 2 == 0 {
+                                c.to_ascii_lowercase()
+                            } else {
+                                c
+                            }
+                        })
+                        .collect(),
+                    _ => request[0].to_uppercase(),
+                };
                 requests.push(request);
             }
         }
@@ -231,4 +248,26 @@ fn any_arguments_to_any_command_are_answered_without_a_panic() {
         matches!(info, rocksketch::command::Reply::Array(_)),
         "{info:?}"
     );
+}
+
+#[test]
+fn a_run_joins_its_command_in_any_case_on_its_key_at_a_valid_arity() {
+    let requests: Vec<Vec<Vec<u8>>> = [
+        &["CF.ADD", "cf", "a"][..],
+        &["cf.add", "cf", "b"],
+        &["Cf.Add", "cf", "c"],
+        &["CF.ADD", "other", "d"],
+        &["CF.ADD", "other", "e", "f"],
+        &["CF.ADDNX", "other", "g"],
+        &["CMS.INCRBY", "cms", "a", "1"],
+        &["cms.incrby", "cms", "b", "1", "c", "2"],
+        &["CMS.INCRBY", "cms", "b"],
+    ]
+    .iter()
+    .map(|words| common::args(words))
+    .collect();
+    let lengths: Vec<usize> = (0..requests.len())
+        .map(|at| rocksketch::command::batch::run_length(&requests, at))
+        .collect();
+    assert_eq!(lengths, [3, 2, 1, 1, 1, 1, 2, 1, 1]);
 }

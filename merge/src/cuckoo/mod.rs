@@ -33,8 +33,8 @@ use crate::header::{self, Kind};
 /// write path, so the bound is larger than RedisBloom's MAXITERATIONS (20): at a page's
 /// load target the stash stays next to empty. Inserts past what their pairs can hold
 /// (an item added many times) run the whole bound and are stashed anyway, which is what
-/// keeps it from being larger: 500 cost such pages' merges three times as much, for a
-/// stash no smaller.
+/// keeps it from being larger: 500 cost such pages' merges four times as much, for a
+/// stash no smaller (`a_page_of_repeated_items` in the tests).
 pub const MAX_KICKS: u32 = 128;
 /// Most entries a combined operand may hold (56 MiB of them): more than one page's
 /// inserts in a memtable at RocksDB's sizes, far below the 4 GiB RocksDB allows a merge

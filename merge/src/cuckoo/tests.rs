@@ -206,3 +206,46 @@ fn a_busy_page_operands_combine_in_one_partial_merge() {
     assert!(combined.apply_operand(&merged));
     assert_eq!(combined, one_by_one);
 }
+
+/// The README's simulation of one page of `scripts/bench-serve`'s cuckoo filter: 12 500
+/// inserts over 7 812 items (its 1.6M adds over 1M values, per page of 128), so many
+/// items are added more often than their pair holds. Prints the time an insert takes
+/// and the stash, each fifth of the way; asserts nothing is lost.
+/// `cargo test --release -p rocksketch-merge -- --ignored a_page_of_repeated_items --nocapture`
+#[test]
+#[ignore = "a timing simulation, run by hand"]
+fn a_page_of_repeated_items() {
+    let shape = Shape::new(8, 2, 8192).unwrap();
+    let mix = |mut h: u64| {
+        h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        h ^ (h >> 31)
+    };
+    let items: Vec<(u32, u16)> = (1..=7812u64)
+        .map(|i| {
+            let h = mix(i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            (((h >> 20) % 8192) as u32, ((h >> 40) % 255 + 1) as u16)
+        })
+        .collect();
+    let mut page = FpPage::empty(shape);
+    let mut added = vec![0u32; items.len()];
+    let mut x = 12345u64;
+    for fifth in 1..=5 {
+        let started = std::time::Instant::now();
+        for _ in 0..2500 {
+            x = mix(x.wrapping_add(1));
+            let at = (x % items.len() as u64) as usize;
+            page.insert(items[at].0, items[at].1);
+            added[at] += 1;
+        }
+        eprintln!(
+            "fifth {fifth}: {:?} an insert, {} stashed",
+            started.elapsed() / 2500,
+            page.stashed()
+        );
+    }
+    assert_eq!(page.occupied() + page.stashed(), 12_500);
+    for (at, (bucket, fp)) in items.iter().enumerate() {
+        assert!(page.count(*bucket, *fp) >= added[at]);
+    }
+}

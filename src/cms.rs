@@ -13,7 +13,6 @@ mod merge;
 mod pages;
 
 use crate::error::{CmsError, Error, Result};
-use crate::fast::FastMap;
 use crate::meta::{CmsParams, KeyType, Meta, Params};
 use crate::store::{KeyGuard, Store};
 use crate::window::{Window, WindowInfo};
@@ -208,20 +207,17 @@ impl Cms {
         slots: &ItemSlots,
     ) -> Result<Vec<u32>> {
         let pages = self.read_pages(layout, slots)?;
-        let mut later: FastMap<(u32, u32), u64> = FastMap::with_capacity_and_hasher(
-            items.len() * layout.params.depth as usize,
-            Default::default(),
-        );
+        let later = later_increments(items, slots);
         let mut estimates = vec![0; items.len()];
         let mut ambiguous = false;
-        for (i, (estimate, (_, incr))) in estimates.iter_mut().zip(items).enumerate().rev() {
+        for (i, estimate) in estimates.iter_mut().enumerate() {
             let mut min = u32::MAX;
-            for &slot in slots.of(i) {
-                let after = later.entry(slot).or_default();
-                let read = pages.cell(slot.0, slot.1);
-                ambiguous |= read == u32::MAX && *after > 0;
-                min = min.min((u64::from(read).saturating_sub(*after)) as u32);
-                *after += u64::from(saturate(*incr));
+            let first = i * slots.depth();
+            for (n, &(page, offset)) in slots.of(i).iter().enumerate() {
+                let after = later.get(first + n).copied().unwrap_or(0);
+                let read = pages.cell(page, offset);
+                ambiguous |= read == u32::MAX && after > 0;
+                min = min.min((u64::from(read).saturating_sub(after)) as u32);
             }
             *estimate = min;
         }
@@ -406,28 +402,20 @@ fn increment_operands<I>(
     items: &[(I, u64)],
     slots: &ItemSlots,
 ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-    let mut adds: Vec<(u32, u32, u32)> =
-        Vec::with_capacity(items.len() * layout.params.depth as usize);
-    let mut count = 0u64;
-    for (i, (_, incr)) in items.iter().enumerate() {
-        count = count.wrapping_add(*incr);
-        let add = saturate(*incr);
-        adds.extend(
-            slots
-                .of(i)
-                .iter()
-                .map(|&(page, offset)| (page, offset, add)),
-        );
-    }
-    adds.sort_unstable_by_key(|(page, offset, _)| (*page, *offset));
+    let adds: Vec<u32> = items.iter().map(|(_, incr)| saturate(*incr)).collect();
+    let count = items
+        .iter()
+        .fold(0u64, |count, (_, incr)| count.wrapping_add(*incr));
+    let depth = slots.depth().max(1);
+    let add_of = |n: usize| adds.get(n / depth).copied().unwrap_or(0);
     let mut out = Vec::new();
-    for group in adds.chunk_by(|a, b| a.0 == b.0) {
+    for group in slots.by_counter().chunk_by(|a, b| a.0 == b.0) {
         let page = group[0].0;
         let mut entries: Vec<(u32, u32)> = Vec::with_capacity(group.len());
-        for (_, offset, add) in group {
+        for &(_, offset, n) in group {
             match entries.last_mut() {
-                Some((last, sum)) if last == offset => *sum = sum.saturating_add(*add),
-                _ => entries.push((*offset, *add)),
+                Some((last, sum)) if *last == offset => *sum = sum.saturating_add(add_of(n)),
+                _ => entries.push((offset, add_of(n))),
             }
         }
         out.push((
@@ -443,6 +431,25 @@ fn increment_operands<I>(
 /// saturates a counter either way.
 fn saturate(incr: u64) -> u32 {
     u32::try_from(incr).unwrap_or(u32::MAX)
+}
+
+/// For each slot (`n`, as [`ItemSlots::by_counter`] numbers them), the sum of the
+/// increments later items of `items` make to the same counter: what the counter read
+/// after the write holds beyond its value right after item `n / depth`'s own increment.
+fn later_increments(items: &[(&[u8], u64)], slots: &ItemSlots) -> Vec<u64> {
+    let depth = slots.depth().max(1);
+    let mut later = vec![0u64; slots.len()];
+    for counter in slots.by_counter().chunk_by(|a, b| (a.0, a.1) == (b.0, b.1)) {
+        let mut sum = 0u64;
+        for &(_, _, n) in counter.iter().rev() {
+            if let Some(slot) = later.get_mut(n) {
+                *slot = sum;
+            }
+            let incr = items.get(n / depth).map_or(0, |(_, incr)| *incr);
+            sum = sum.saturating_add(u64::from(saturate(incr)));
+        }
+    }
+    later
 }
 
 /// A delta in its smaller form: sparse entries, or dense once they cover half the page.

@@ -5,6 +5,7 @@ use crate::keys::{self, TALLY_SUB};
 use crate::meta::{CmsParams, Meta, Params};
 use crate::window::{Prefixes, Window};
 use rocksketch_merge::layout::cms::CmsLayout;
+use std::cell::OnceCell;
 
 /// Where one key's counters live. A windowed sketch is a sketch per generation: the
 /// layout's `prefix` is the current generation's (where increments go), `older` the
@@ -94,7 +95,11 @@ impl Layout {
         for item in items {
             slots.extend(self.slots(item));
         }
-        ItemSlots { depth, slots }
+        ItemSlots {
+            depth,
+            slots,
+            by_counter: OnceCell::new(),
+        }
     }
 
     pub(super) fn page_key(&self, page: u32) -> Vec<u8> {
@@ -110,6 +115,7 @@ impl Layout {
 pub(super) struct ItemSlots {
     depth: usize,
     slots: Vec<(u32, u32)>,
+    by_counter: OnceCell<Vec<(u32, u32, usize)>>,
 }
 
 impl ItemSlots {
@@ -121,10 +127,42 @@ impl ItemSlots {
             .unwrap_or(&[])
     }
 
+    /// Rows per item: slot `n` is item `n / depth`'s.
+    pub(super) fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// How many slots there are, `depth` per item.
+    pub(super) fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Every slot as `(page, offset, n)`, `n` its place among all the items' slots,
+    /// sorted: one counter's slots together and in item order. Sorted once for all
+    /// the uses of one call (the operands, the estimates, the pages to read).
+    pub(super) fn by_counter(&self) -> &[(u32, u32, usize)] {
+        self.by_counter.get_or_init(|| {
+            let mut order: Vec<(u32, u32, usize)> = self
+                .slots
+                .iter()
+                .enumerate()
+                .map(|(n, &(page, offset))| (page, offset, n))
+                .collect();
+            order.sort_unstable();
+            order
+        })
+    }
+
     /// The pages the items touch, sorted, each once.
     pub(super) fn pages(&self) -> Vec<u32> {
-        let mut pages: Vec<u32> = self.slots.iter().map(|(page, _)| *page).collect();
-        pages.sort_unstable();
+        let mut pages: Vec<u32> = match self.by_counter.get() {
+            Some(order) => order.iter().map(|(page, _, _)| *page).collect(),
+            None => {
+                let mut pages: Vec<u32> = self.slots.iter().map(|(page, _)| *page).collect();
+                pages.sort_unstable();
+                pages
+            }
+        };
         pages.dedup();
         pages
     }

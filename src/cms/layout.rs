@@ -141,16 +141,8 @@ impl ItemSlots {
     /// sorted: one counter's slots together and in item order. Sorted once for all
     /// the uses of one call (the operands, the estimates, the pages to read).
     pub(super) fn by_counter(&self) -> &[(u32, u32, usize)] {
-        self.by_counter.get_or_init(|| {
-            let mut order: Vec<(u32, u32, usize)> = self
-                .slots
-                .iter()
-                .enumerate()
-                .map(|(n, &(page, offset))| (page, offset, n))
-                .collect();
-            order.sort_unstable();
-            order
-        })
+        self.by_counter
+            .get_or_init(|| sorted_by_counter(&self.slots))
     }
 
     /// The pages the items touch, sorted, each once.
@@ -165,5 +157,92 @@ impl ItemSlots {
         };
         pages.dedup();
         pages
+    }
+}
+
+/// Bits of a packed sort key for the page, the offset and the slot's place.
+const PAGE_BITS: u32 = 16;
+const OFFSET_BITS: u32 = 24;
+const PLACE_BITS: u32 = 64 - PAGE_BITS - OFFSET_BITS;
+
+/// `slots` as `(page, offset, n)`, sorted. A hot key's batch holds thousands of slots
+/// and sorting them was a seventh of `CMS.INCRBY`'s I/O thread on one key: where every
+/// field fits, each slot sorts as one `u64` (page, offset, place, high bits first), the
+/// same order as the tuples' and about twice as fast; otherwise the tuples sort.
+fn sorted_by_counter(slots: &[(u32, u32)]) -> Vec<(u32, u32, usize)> {
+    let fits = slots.len() < 1 << PLACE_BITS
+        && slots
+            .iter()
+            .all(|&(page, offset)| page < 1 << PAGE_BITS && offset < 1 << OFFSET_BITS);
+    if !fits {
+        let mut order: Vec<(u32, u32, usize)> = slots
+            .iter()
+            .enumerate()
+            .map(|(n, &(page, offset))| (page, offset, n))
+            .collect();
+        order.sort_unstable();
+        return order;
+    }
+    let mut packed: Vec<u64> = slots
+        .iter()
+        .enumerate()
+        .map(|(n, &(page, offset))| {
+            (u64::from(page) << (OFFSET_BITS + PLACE_BITS))
+                | (u64::from(offset) << PLACE_BITS)
+                | n as u64
+        })
+        .collect();
+    packed.sort_unstable();
+    let mask = |bits: u32| (1u64 << bits) - 1;
+    packed
+        .into_iter()
+        .map(|key| {
+            let page = (key >> (OFFSET_BITS + PLACE_BITS)) as u32;
+            let offset = ((key >> PLACE_BITS) & mask(OFFSET_BITS)) as u32;
+            (page, offset, (key & mask(PLACE_BITS)) as usize)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tuples_sorted(slots: &[(u32, u32)]) -> Vec<(u32, u32, usize)> {
+        let mut order: Vec<_> = slots
+            .iter()
+            .enumerate()
+            .map(|(n, &(page, offset))| (page, offset, n))
+            .collect();
+        order.sort();
+        order
+    }
+
+    #[test]
+    fn packed_order_is_the_tuples_order_at_the_fields_limits() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let limit_page = (1u32 << PAGE_BITS) - 1;
+        let limit_offset = (1u32 << OFFSET_BITS) - 1;
+        let mut slots: Vec<(u32, u32)> = (0..5000)
+            .map(|_| ((next() % 7) as u32, (next() % 50) as u32))
+            .collect();
+        slots.extend([(limit_page, limit_offset), (0, 0), (limit_page, 0), (3, 7)]);
+        assert_eq!(sorted_by_counter(&slots), tuples_sorted(&slots));
+        // Past a field's limit the tuples sort, in the same order.
+        for past in [
+            (1u32 << PAGE_BITS, 0),
+            (0, 1u32 << OFFSET_BITS),
+            (u32::MAX, u32::MAX),
+        ] {
+            let mut beyond = slots.clone();
+            beyond.insert(17, past);
+            assert_eq!(sorted_by_counter(&beyond), tuples_sorted(&beyond));
+        }
     }
 }

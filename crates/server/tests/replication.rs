@@ -372,6 +372,15 @@ fn hostile_primary(reply: Answer) -> SocketAddr {
     addr
 }
 
+/// A RESP array of bulk strings.
+fn frame(parts: &[&str]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", parts.len()).into_bytes();
+    for part in parts {
+        out.extend_from_slice(format!("${}\r\n{part}\r\n", part.len()).as_bytes());
+    }
+    out
+}
+
 fn batch(sequence: u64, data: &[u8]) -> Vec<u8> {
     let mut out = b"+CONTINUE 0123\r\n".to_vec();
     let sequence = sequence.to_string();
@@ -400,6 +409,19 @@ fn hostile_primaries_leave_the_replica_as_it_was_with_a_clear_error() {
         (
             |_| b"+FULLRESYNC 0123 5\r\n*2\r\n$99999999999\r\n".to_vec(),
             "bad length",
+        ),
+        // Whole files (handed to the syncer), then one whose pieces skip ahead.
+        (
+            |_| {
+                let mut out = b"+FULLRESYNC 0123 5\r\n".to_vec();
+                for (name, at, data) in
+                    [("a", 0, "xx"), ("b", 0, "y"), ("c", 0, "z"), ("c", 5, "w")]
+                {
+                    out.extend_from_slice(&frame(&["FILE", name, &at.to_string(), data]));
+                }
+                out
+            },
+            "out of order",
         ),
         // A batch whose records do not decode, and one whose count lies.
         (|at| batch(at + 1, b"junk"), "cannot be read"),

@@ -12,7 +12,7 @@ use std::io::{self, BufRead, BufReader, Write};
 use std::net::{Shutdown, TcpStream, ToSocketAddrs};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -300,7 +300,9 @@ fn stream_batches(
 }
 
 /// Receives a checkpoint's files into a directory beside the store's (on its file
-/// system), until `SYNCED`; returns the directory.
+/// system), until `SYNCED`; returns the directory. Each file, once whole, is synced on a
+/// thread of its own while the next ones arrive (the disk writes the last file while
+/// the network brings the next), and all are synced before this returns.
 fn receive_checkpoint(
     dir: &Path,
     reader: &mut BufReader<TcpStream>,
@@ -309,6 +311,37 @@ fn receive_checkpoint(
     let incoming = dir.with_extension("incoming");
     let _ = std::fs::remove_dir_all(&incoming);
     std::fs::create_dir_all(&incoming)?;
+    std::thread::scope(|scope| {
+        let (whole, to_sync) = mpsc::channel::<std::fs::File>();
+        let syncer = std::thread::Builder::new()
+            .name("replica-sync".to_owned())
+            .spawn_scoped(scope, move || -> io::Result<()> {
+                to_sync.into_iter().try_for_each(|file| file.sync_all())
+            })?;
+        let received = receive_files(&incoming, reader, link, &whole);
+        drop(whole);
+        let synced = syncer
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("the full sync's file syncer panicked")));
+        // A failed sync is the cause when the receiver stopped for want of the syncer.
+        synced.and(received)
+    })?;
+    Ok(incoming)
+}
+
+/// The frames of a full sync, each file written in order into `incoming` and handed to
+/// `whole` once complete, until `SYNCED`.
+fn receive_files(
+    incoming: &Path,
+    reader: &mut BufReader<TcpStream>,
+    link: &Link,
+    whole: &mpsc::Sender<std::fs::File>,
+) -> io::Result<()> {
+    let done = |file: std::fs::File| {
+        whole
+            .send(file)
+            .map_err(|_| io::Error::other("the full sync's file syncer stopped"))
+    };
     let mut open: Option<(String, std::fs::File, u64)> = None;
     loop {
         let frame = wire::read_frame(reader)?;
@@ -322,8 +355,8 @@ fn receive_checkpoint(
                 let at = wire::number(at)?;
                 if open.as_ref().is_none_or(|(name, _, _)| *name != file) {
                     let handle = std::fs::File::create_new(incoming.join(&file))?;
-                    if let Some((_, done, _)) = open.replace((file.clone(), handle, 0)) {
-                        done.sync_all()?;
+                    if let Some((_, finished, _)) = open.replace((file.clone(), handle, 0)) {
+                        done(finished)?;
                     }
                 }
                 let Some((_, handle, written)) = open.as_mut() else {
@@ -336,10 +369,10 @@ fn receive_checkpoint(
                 *written += bytes.len() as u64;
             }
             [name, _] if name.as_slice() == b"SYNCED" => {
-                if let Some((_, done, _)) = open.take() {
-                    done.sync_all()?;
+                if let Some((_, finished, _)) = open.take() {
+                    done(finished)?;
                 }
-                return Ok(incoming);
+                return Ok(());
             }
             [name] if name.as_slice() == b"PING" => {}
             _ => return Err(io::Error::other("an unexpected frame in a full sync")),

@@ -16,8 +16,10 @@ pub struct StoreOptions {
     /// Sync the WAL on every write (durable against power loss, slower). Default: off;
     /// the WAL itself is always on, so acknowledged writes survive a process crash.
     pub sync_writes: bool,
-    /// Bytes per page of new count-min sketches. Default 16 KiB (4096 counters): see
-    /// the README's benchmark section for why.
+    /// Bytes per page of new Bloom and cuckoo filters and count-min sketches (each keeps
+    /// the size it was made with). Default 16 KiB (4096 counters): see the README's
+    /// benchmark section for why; `rocksketch serve` makes 64 KiB pages when its
+    /// hot-page cache is 256 MiB or more (`--page-bytes`).
     pub page_bytes: u32,
     /// Metadata records kept in memory. Default 100 000.
     pub meta_cache_entries: usize,

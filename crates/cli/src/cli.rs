@@ -72,6 +72,11 @@ pub fn serve_args() -> Vec<Arg> {
             "the hot-page cache; 0 turns it off [default: an eighth of memory, 64 to 4096]",
         ),
         valued(
+            "page-bytes",
+            "BYTES",
+            "page size of new filters and sketches, 4 to 1048576 [default: 65536 with a cache of 256 MiB or more, else 16384]",
+        ),
+        valued(
             "max-successive-merges",
             "K",
             "merge operands RocksDB folds in the memtable",

@@ -22,8 +22,13 @@ impl Drop for Server {
 
 /// Starts a server over `dir` with a 16 MiB page cache and the extra `flags`.
 pub fn start(dir: &Path, flags: &[&str]) -> Server {
+    start_with(dir, &[&["--cache-mb", "16"], flags].concat())
+}
+
+/// Starts a server over `dir` with just these `flags`.
+pub fn start_with(dir: &Path, flags: &[&str]) -> Server {
     let mut child = Command::new(BIN)
-        .args(["serve", "--port", "0", "--cache-mb", "16", "--dir"])
+        .args(["serve", "--port", "0", "--dir"])
         .arg(dir)
         .args(flags)
         .stdout(Stdio::piped())

@@ -105,7 +105,10 @@ impl ChainDump for BloomFilter {
         let bad = || Error::from(BloomError::BadChunk);
         let encoded = payload.get(..BloomParams::ENCODED_LEN).ok_or_else(bad)?;
         let params = BloomParams::decode(encoded).map_err(|_| bad())?;
-        super::validate_stored(&params, self.store.page_cells() * 32).map_err(|_| bad())?;
+        // Pages up to the format's largest, not just this store's size: a dump from a
+        // server that makes larger pages loads here too.
+        let max_page_bits = rocksketch_merge::MAX_PAGE_BYTES as u32 * 8;
+        super::validate_stored(&params, max_page_bits).map_err(|_| bad())?;
         if payload.len() != HEADER_FIXED + 8 * params.filters as usize {
             return Err(bad());
         }

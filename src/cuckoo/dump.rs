@@ -102,7 +102,10 @@ impl ChainDump for CuckooFilter {
         }
         let params =
             CuckooParams::decode(&payload[..CuckooParams::ENCODED_LEN]).map_err(|_| bad())?;
-        super::validate_stored(&params, self.store.page_cells() * 4).map_err(|_| bad())?;
+        // Pages up to the format's largest, not just this store's size: a dump from a
+        // server that makes larger pages loads here too.
+        let max_page_bytes = rocksketch_merge::MAX_PAGE_BYTES as u32;
+        super::validate_stored(&params, max_page_bytes).map_err(|_| bad())?;
         for i in 0..params.filters {
             sub_of(&params, i).map_err(|_| bad())?;
         }

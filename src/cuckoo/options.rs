@@ -83,8 +83,8 @@ pub(super) fn validate(options: CuckooOptions, page_bytes: u32) -> Result<Cuckoo
 
 /// Checks parameters that come from outside (a dump's header) as `CF.RESERVE` checks
 /// its arguments: they must be what a reserve with the same options makes, in a chain
-/// of at most [`MAX_FILTERS`] (one if it never grows), with pages no larger than this
-/// store's.
+/// of at most [`MAX_FILTERS`] (one if it never grows), with pages no larger than
+/// `page_bytes` makes.
 pub(super) fn validate_stored(params: &CuckooParams, page_bytes: u32) -> Result<()> {
     let options = CuckooOptions {
         capacity: params.capacity,

@@ -1,8 +1,9 @@
 //! `--page-bytes` reaches the store: the page size a Bloom filter is made with shows in
 //! its dump (the header's page size, a page chunk's bitmap), by default 64 KiB with a
 //! hot-page cache of 256 MiB or more and 16 KiB with a smaller one, else what the flag
-//! says; filters made before a restart with another size keep theirs; and a size out
-//! of range stops the server with a clear error.
+//! says; filters made before a restart with another size keep theirs; dumps of Bloom
+//! and cuckoo filters load into a server that makes smaller pages; and a size out of
+//! range stops the server with a clear error.
 
 #[path = "../../server/tests/common/resp_client.rs"]
 mod resp_client;
@@ -36,6 +37,73 @@ fn dumped_page_bytes(c: &mut Client, key: &str) -> u32 {
         "a page of {bitmap} bytes in pages of {page_bytes}"
     );
     page_bytes
+}
+
+/// Every chunk of a dump (`prefix` BF or CF) of `key`, in order, with its cursor.
+fn dump(c: &mut Client, prefix: &str, key: &str) -> Vec<(i64, Vec<u8>)> {
+    let mut chunks = Vec::new();
+    let mut cursor = 0;
+    loop {
+        let Value::Array(parts) = c.cmd(&[&format!("{prefix}.SCANDUMP"), key, &cursor.to_string()])
+        else {
+            panic!("a dump step answers an array");
+        };
+        match &parts[..] {
+            [Value::Int(0), _] => return chunks,
+            [Value::Int(next), Value::Bulk(chunk)] => {
+                chunks.push((*next, chunk.clone()));
+                cursor = *next;
+            }
+            other => panic!("a dump step answers a cursor and a chunk: {other:?}"),
+        }
+    }
+}
+
+/// Loads `chunks` into `key` with `LOADCHUNK`, each answered OK.
+fn load(c: &mut Client, prefix: &str, key: &str, chunks: &[(i64, Vec<u8>)]) {
+    for (cursor, chunk) in chunks {
+        let command = format!("{prefix}.LOADCHUNK");
+        let cursor = cursor.to_string();
+        let args: [&[u8]; 4] = [command.as_bytes(), key.as_bytes(), cursor.as_bytes(), chunk];
+        c.send(&args);
+        assert_eq!(c.read(), Value::Simple("OK".into()), "{prefix} {key}");
+    }
+}
+
+#[test]
+fn dumps_of_larger_pages_load_where_pages_are_smaller() {
+    let (from, to) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let large = start(from.path(), &["--page-bytes", "65536"]);
+    let small = start(to.path(), &["--page-bytes", "16384"]);
+    let (mut l, mut s) = (Client::connect(large.addr), Client::connect(small.addr));
+    let items: Vec<String> = (0..2000).map(|i| format!("item{i}")).collect();
+    assert_eq!(
+        l.cmd(&["BF.RESERVE", "bf", "0.01", "1000000"]),
+        Value::Simple("OK".into())
+    );
+    assert_eq!(
+        l.cmd(&["CF.RESERVE", "cf", "1000000"]),
+        Value::Simple("OK".into())
+    );
+    for item in &items {
+        assert_eq!(l.cmd(&["BF.ADD", "bf", item]), Value::Int(1));
+        assert_eq!(l.cmd(&["CF.ADD", "cf", item]), Value::Int(1));
+    }
+    for prefix in ["BF", "CF"] {
+        let key = prefix.to_lowercase();
+        let chunks = dump(&mut l, prefix, &key);
+        assert!(chunks.len() > 2, "{prefix}: a header and pages");
+        load(&mut s, prefix, &key, &chunks);
+        for item in &items {
+            let exists = format!("{prefix}.EXISTS");
+            assert_eq!(
+                s.cmd(&[&exists, &key, item]),
+                Value::Int(1),
+                "{prefix} {item}"
+            );
+        }
+    }
+    assert_eq!(dumped_page_bytes(&mut s, "bf"), 65536);
 }
 
 #[test]

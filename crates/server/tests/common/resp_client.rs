@@ -56,6 +56,11 @@ pub struct TestServer {
 
 impl TestServer {
     pub fn start(dir: &Path, config: ServerConfig) -> TestServer {
+        TestServer::start_with_store(dir, config, StoreOptions::default())
+    }
+
+    /// [`TestServer::start`] over a store opened with `options`.
+    pub fn start_with_store(dir: &Path, config: ServerConfig, options: StoreOptions) -> TestServer {
         // More than one I/O thread unless a test asks otherwise, even where the default
         // (one per core but one) would pick one: the host tests exercise the handoffs.
         let threads = if config.threads == 0 {
@@ -63,12 +68,16 @@ impl TestServer {
         } else {
             config.threads
         };
-        TestServer::start_as_configured(dir, ServerConfig { threads, ..config })
+        TestServer::open(dir, ServerConfig { threads, ..config }, options)
     }
 
     /// [`TestServer::start`] with the configuration as given (on a free port).
     pub fn start_as_configured(dir: &Path, config: ServerConfig) -> TestServer {
-        let store = Store::open(dir, StoreOptions::default()).expect("store opens");
+        TestServer::open(dir, config, StoreOptions::default())
+    }
+
+    fn open(dir: &Path, config: ServerConfig, options: StoreOptions) -> TestServer {
+        let store = Store::open(dir, options).expect("store opens");
         let server = Server::bind(store, ServerConfig { port: 0, ..config }).expect("binds");
         let addr = server.local_addr();
         let handle = server.handle();

@@ -2,62 +2,19 @@
 //! converge to the primary's answers for every structure under concurrent writers; a
 //! replica refuses writes; `ROLE`, `INFO replication` and `WAIT` answer as Redis's; a
 //! restarted replica continues with a partial sync, or takes a full one when the
-//! primary's log no longer reaches back; wrong passwords and hostile primaries leave
-//! the link down with a clear error and the replica's data intact.
+//! primary's log no longer reaches back; a wrong password leaves the link down with a
+//! clear error until `masterauth` is right (hostile primaries: replication_hostile.rs).
 
+#[path = "common/replicas.rs"]
+mod replicas;
 #[path = "common/resp_client.rs"]
 mod resp_client;
 
+use replicas::{caught_up, follow, info_field, start};
 use resp_client::{ok, Client, TestServer, Value};
 use rocksketch_server::ServerConfig;
-use std::io::{BufRead, BufReader, Write};
-use std::net::{SocketAddr, TcpListener};
-use std::path::Path;
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
-
-fn start(dir: &Path) -> TestServer {
-    TestServer::start(dir, ServerConfig::default())
-}
-
-fn follow(replica: &TestServer, primary: SocketAddr) {
-    let port = primary.port().to_string();
-    assert_eq!(
-        replica.client().cmd(&["REPLICAOF", "127.0.0.1", &port]),
-        ok()
-    );
-}
-
-fn info_field(c: &mut Client, field: &str) -> String {
-    let Value::Bulk(text) = c.cmd(&["INFO", "replication"]) else {
-        panic!("INFO is a bulk string");
-    };
-    let text = String::from_utf8(text).unwrap();
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{field}:")))
-        .unwrap_or_default()
-        .to_owned()
-}
-
-fn offset(server: &TestServer) -> String {
-    info_field(&mut server.client(), "master_repl_offset")
-}
-
-/// Waits until `replica` holds every write `primary` has.
-fn caught_up(primary: &TestServer, replica: &TestServer) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let (want, have) = (offset(primary), offset(replica));
-        if want == have {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "replica at {have}, primary at {want}; {:?}",
-            replica.client().cmd(&["INFO", "replication"])
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
 
 const KEYS: &[&str] = &[
     "bf", "cf", "cms", "cms2", "tk", "td", "hll", "hll2", "wbf", "wcms",
@@ -336,133 +293,6 @@ fn a_wrong_password_keeps_the_link_down_until_masterauth_is_right() {
         std::thread::sleep(Duration::from_millis(10));
     }
     assert_eq!(r.cmd(&["BF.EXISTS", "bf", "x"]), Value::Int(1));
-}
-
-/// A fake primary that answers the handshake, then `PSYNC` with what `reply` makes of
-/// the offset the replica asked for.
-/// What a fake primary answers `PSYNC` with, given the offset the replica asked for.
-type Answer = fn(u64) -> Vec<u8>;
-
-fn hostile_primary(reply: Answer) -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut line = String::new();
-            // REPLCONF, then PSYNC: each an array of 3 bulk strings (7 lines).
-            for reply_to in 0..2 {
-                for _ in 0..7 {
-                    line.clear();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                }
-                let answer = if reply_to == 0 {
-                    b"+OK\r\n".to_vec()
-                } else {
-                    reply(line.trim().parse::<i64>().unwrap_or(0).max(0) as u64)
-                };
-                let _ = stream.write_all(&answer);
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    });
-    addr
-}
-
-/// A RESP array of bulk strings.
-fn frame(parts: &[&str]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", parts.len()).into_bytes();
-    for part in parts {
-        out.extend_from_slice(format!("${}\r\n{part}\r\n", part.len()).as_bytes());
-    }
-    out
-}
-
-fn batch(sequence: u64, data: &[u8]) -> Vec<u8> {
-    let mut out = b"+CONTINUE 0123\r\n".to_vec();
-    let sequence = sequence.to_string();
-    out.extend_from_slice(
-        format!(
-            "*3\r\n$5\r\nBATCH\r\n${}\r\n{sequence}\r\n${}\r\n",
-            sequence.len(),
-            data.len()
-        )
-        .as_bytes(),
-    );
-    out.extend_from_slice(data);
-    out.extend_from_slice(b"\r\n");
-    out
-}
-
-#[test]
-fn hostile_primaries_leave_the_replica_as_it_was_with_a_clear_error() {
-    let replies: &[(Answer, &str)] = &[
-        (
-            |_| {
-                b"+FULLRESYNC 0123 5\r\n*4\r\n$4\r\nFILE\r\n$9\r\n../escape\r\n$1\r\n0\r\n$1\r\nx\r\n".to_vec()
-            },
-            "bad file name",
-        ),
-        (
-            |_| b"+FULLRESYNC 0123 5\r\n*2\r\n$99999999999\r\n".to_vec(),
-            "bad length",
-        ),
-        // Whole files (handed to the syncer), then one whose pieces skip ahead.
-        (
-            |_| {
-                let mut out = b"+FULLRESYNC 0123 5\r\n".to_vec();
-                for (name, at, data) in
-                    [("a", 0, "xx"), ("b", 0, "y"), ("c", 0, "z"), ("c", 5, "w")]
-                {
-                    out.extend_from_slice(&frame(&["FILE", name, &at.to_string(), data]));
-                }
-                out
-            },
-            "out of order",
-        ),
-        // A batch whose records do not decode, and one whose count lies.
-        (|at| batch(at + 1, b"junk"), "cannot be read"),
-        (
-            |at| {
-                let mut data = (at + 1).to_le_bytes().to_vec();
-                data.extend_from_slice(&[9, 0, 0, 0, 0x1, 1, b'k', 1, b'v']);
-                batch(at + 1, &data)
-            },
-            "cannot be read",
-        ),
-        (|at| batch(at + 5, b"junk"), "gap"),
-        (|_| b"-ERR go away\r\n".to_vec(), "go away"),
-    ];
-    for (reply, error) in replies {
-        let dir = tempfile::tempdir().unwrap();
-        let replica = start(dir.path());
-        let mut r = replica.client();
-        assert_eq!(r.cmd(&["BF.ADD", "bf", "mine"]), Value::Int(1));
-        let primary = hostile_primary(*reply);
-        follow(&replica, primary);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !info_field(&mut r, "master_link_error").contains(error) {
-            assert!(
-                Instant::now() < deadline,
-                "{error}: {:?}",
-                r.cmd(&["INFO", "replication"])
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        assert_eq!(
-            r.cmd(&["BF.EXISTS", "bf", "mine"]),
-            Value::Int(1),
-            "{error}"
-        );
-        assert_eq!(r.cmd(&["DBSIZE"]), Value::Int(1), "{error}");
-        assert_eq!(r.cmd(&["REPLICAOF", "NO", "ONE"]), ok());
-        assert_eq!(r.cmd(&["BF.ADD", "bf", "again"]), Value::Int(1));
-        let parent = dir.path().parent().unwrap();
-        assert!(!dir.path().join("escape").exists() && !parent.join("escape").exists());
-    }
 }
 
 #[test]

@@ -18,18 +18,11 @@ use std::process::Command;
 /// The header chunk's page size in bytes, checked against the bitmap of the first page
 /// chunk (a sub-filter is cut into pages of about equal size, at most that).
 fn dumped_page_bytes(c: &mut Client, key: &str) -> u32 {
-    let chunk = |v: Value| match v {
-        Value::Array(parts) => match &parts[..] {
-            [Value::Int(cursor), Value::Bulk(chunk)] => (*cursor, chunk.clone()),
-            other => panic!("a dump step answers a cursor and a chunk: {other:?}"),
-        },
-        other => panic!("a dump step answers an array: {other:?}"),
-    };
-    let (cursor, header) = chunk(c.cmd(&["BF.SCANDUMP", key, "0"]));
+    let chunks = dump(c, "BF", key);
+    let (header, page) = (&chunks[0].1, &chunks[1].1);
     // Frame of 12 bytes, then error f64, capacity u64, expansion u32, filters u32,
     // page bits u32.
     let page_bits = u32::from_le_bytes(header[12 + 24..12 + 28].try_into().unwrap());
-    let (_, page) = chunk(c.cmd(&["BF.SCANDUMP", key, &cursor.to_string()]));
     // Frame of 12 bytes, then sub-filter u32 and page u32, then the bitmap.
     let (page_bytes, bitmap) = (page_bits / 8, page.len() - 12 - 8);
     assert!(

@@ -38,6 +38,35 @@ pub fn header(data: &[u8]) -> Result<(u64, u32)> {
     Ok((u64::from_le_bytes(*seq), u32::from_le_bytes(*count)))
 }
 
+/// Appends the batch `data` to the batch `into` (empty, or one whose writes `data`'s
+/// directly follow), as RocksDB's `WriteBatchInternal::Append` does: one batch of both's
+/// records in order, counting both. Written at once, it takes the sequence numbers the
+/// two take written one after the other, so a replica can apply a run of its primary's
+/// batches as one write. Refused, `into` unchanged, when `data` is no batch or not the
+/// next one (its first sequence is not the one after `into`'s last).
+pub fn append(into: &mut Vec<u8>, data: &[u8]) -> Result<()> {
+    let (sequence, count) = header(data)?;
+    if into.is_empty() {
+        into.extend_from_slice(data);
+        return Ok(());
+    }
+    let (first, total) = header(into)?;
+    if first.checked_add(u64::from(total)) != Some(sequence) {
+        return Err(bad(&format!(
+            "batch {sequence} does not follow {total} writes from {first}"
+        )));
+    }
+    let total = total
+        .checked_add(count)
+        .ok_or_else(|| bad("a count past 32 bits"))?;
+    let records = data.get(HEADER..).unwrap_or_default();
+    if let Some(count) = into.get_mut(8..HEADER) {
+        count.copy_from_slice(&total.to_le_bytes());
+    }
+    into.extend_from_slice(records);
+    Ok(())
+}
+
 /// Every record of a batch, checked against its count.
 pub fn records(data: &[u8]) -> Result<Vec<Record<'_>>> {
     Ok(records_cf(data)?.into_iter().map(|(_, r)| r).collect())

@@ -79,4 +79,39 @@ mod tests {
         long_varint.extend_from_slice(&[0x1, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]);
         assert!(records(&long_varint).is_err());
     }
+
+    #[test]
+    fn batches_appended_take_the_sequences_they_take_one_by_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let primary = Store::open(dir.path().join("p"), Default::default()).unwrap();
+        let db = primary.db().unwrap();
+        let pages = db.pages_cf().unwrap();
+        for i in 0..3u8 {
+            let mut batch = WriteBatch::default();
+            batch.merge_cf(pages, [b'p', i], [i; 40]);
+            batch.merge_cf(pages, b"q", [i; 8]);
+            db.write(batch).unwrap();
+        }
+        let shipped = primary.updates_since(0, 16).unwrap();
+        assert_eq!(shipped.len(), 3);
+        let mut run = Vec::new();
+        for (_, data) in &shipped {
+            rocksketch_merge::batch::append(&mut run, data).unwrap();
+        }
+        assert_eq!(header(&run).unwrap(), (1, 6));
+        let one_by_one: Vec<_> = shipped
+            .iter()
+            .flat_map(|(_, data)| records(data).unwrap())
+            .collect();
+        assert_eq!(records(&run).unwrap(), one_by_one);
+        // Not the next batch: refused, the run unchanged.
+        let before = run.clone();
+        assert!(rocksketch_merge::batch::append(&mut run, &shipped[1].1).is_err());
+        assert!(rocksketch_merge::batch::append(&mut run, &before[..11]).is_err());
+        assert_eq!(run, before);
+        let replica = Store::open(dir.path().join("r"), Default::default()).unwrap();
+        replica.apply_replicated(&run).unwrap();
+        assert_eq!(replica.latest_sequence().unwrap(), 6);
+        assert_eq!(replica.updates_since(0, 16).unwrap(), vec![(1, run)]);
+    }
 }

@@ -1,6 +1,6 @@
 //! Hostile primaries: a fake primary that answers the replica's handshake with a bad
 //! file name, an impossible length, files whose pieces skip ahead, batches that do not
-//! decode or leave a gap, or an error; each leaves the link down with a clear error
+//! decode, leave a gap or do not join, or an error; each leaves the link down with a clear error
 //! and the replica's data as it was, and the replica writable once promoted.
 
 #[path = "common/replicas.rs"]
@@ -104,6 +104,27 @@ fn hostile_primaries_leave_the_replica_as_it_was_with_a_clear_error() {
             "cannot be read",
         ),
         (|at| batch(at + 5, b"junk"), "gap"),
+        // Two batches that arrive together (applied as one write) whose second's own
+        // header does not follow the first: neither is applied.
+        (
+            |at| {
+                let record = [0x1, 1, b'k', 1, b'v'];
+                let mut first = (at + 1).to_le_bytes().to_vec();
+                first.extend_from_slice(&1u32.to_le_bytes());
+                first.extend_from_slice(&record);
+                let mut second = (at + 9).to_le_bytes().to_vec();
+                second.extend_from_slice(&1u32.to_le_bytes());
+                second.extend_from_slice(&record);
+                let mut out = batch(at + 1, &first);
+                out.extend_from_slice(&frame(&[
+                    &b"BATCH"[..],
+                    (at + 2).to_string().as_bytes(),
+                    &second,
+                ]));
+                out
+            },
+            "does not follow",
+        ),
         (|_| b"-ERR go away\r\n".to_vec(), "go away"),
     ];
     for (reply, error) in replies {

@@ -158,6 +158,13 @@ impl Replication {
         self.peers.lock().clone()
     }
 
+    /// Has every replica's feed send what is written now (a `WAIT` waits for it).
+    pub(crate) fn hurry(&self) {
+        for peer in self.peers.lock().iter() {
+            peer.hurry();
+        }
+    }
+
     /// How many replicas acknowledged every write up to `offset`.
     pub(crate) fn acked(&self, offset: u64) -> usize {
         self.peers

@@ -1,10 +1,14 @@
 //! Replication over loopback, servers in this process: a replica and a replica of it
-//! converge to the primary's answers for every structure under concurrent writers; a
+//! converge to the primary's answers for every structure under concurrent writers (some
+//! pipelining, their bytes cut at random points, which the primary answers in batches
+//! across connections and the replicas apply joined); a
 //! replica refuses writes; `ROLE`, `INFO replication` and `WAIT` answer as Redis's; a
 //! restarted replica continues with a partial sync, or takes a full one when the
 //! primary's log no longer reaches back; a wrong password leaves the link down with a
 //! clear error until `masterauth` is right (hostile primaries: replication_hostile.rs).
 
+#[path = "common/messy.rs"]
+mod messy;
 #[path = "common/replicas.rs"]
 mod replicas;
 #[path = "common/resp_client.rs"]
@@ -13,7 +17,7 @@ mod resp_client;
 use replicas::{caught_up, follow, info_field, start};
 use resp_client::{ok, Client, TestServer, Value};
 use rocksketch_server::ServerConfig;
-use std::net::SocketAddr;
+use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 const KEYS: &[&str] = &[
@@ -62,6 +66,32 @@ fn write_load(addr: SocketAddr, seed: u64, count: usize) {
     }
 }
 
+/// A pipelined writer whose bytes are cut at random points and sent with pauses, then
+/// half-closed: one reply for every request (some may be errors: other writers delete
+/// and re-create the keys meanwhile).
+fn messy_load(addr: SocketAddr, seed: u64, count: usize) {
+    let requests: Vec<Vec<Vec<u8>>> = (0..count as u64)
+        .map(|i| {
+            let item = ((i * 7 + seed * 13) % 700).to_string();
+            let words: Vec<&str> = match i % 5 {
+                0 => vec!["BF.ADD", "bf", &item],
+                1 => vec!["CF.ADD", "cf", &item],
+                2 => vec!["CMS.INCRBY", "cms", &item, "5"],
+                3 => vec!["TOPK.ADD", "tk", &item],
+                _ => vec!["TDIGEST.ADD", "td", &item],
+            };
+            words.iter().map(|w| w.as_bytes().to_vec()).collect()
+        })
+        .collect();
+    let stream = TcpStream::connect(addr).unwrap();
+    let reader = stream.try_clone().unwrap();
+    let bytes = messy::wire(&requests);
+    let sender = std::thread::spawn(move || messy::send_messily(stream, bytes, seed, true));
+    let replies = messy::read_messily(reader, count, seed + 1, true);
+    sender.join().unwrap();
+    assert_eq!(replies.len(), count);
+}
+
 /// Everything a reader may ask of the keys.
 fn answers(server: &TestServer) -> Vec<Value> {
     let mut c = server.client();
@@ -103,12 +133,16 @@ fn replicas_and_a_replica_of_a_replica_converge_under_concurrent_writers() {
     write_load(primary.addr, 1, 300);
     follow(&replica, primary.addr);
     follow(&chained, replica.addr);
-    let writers: Vec<_> = (0..4)
+    let mut writers: Vec<_> = (0..4)
         .map(|seed| {
             let addr = primary.addr;
             std::thread::spawn(move || write_load(addr, seed + 10, 600))
         })
         .collect();
+    writers.extend((0..3).map(|seed| {
+        let addr = primary.addr;
+        std::thread::spawn(move || messy_load(addr, seed + 20, 1500))
+    }));
     for writer in writers {
         writer.join().unwrap();
     }

@@ -10,6 +10,7 @@ mod answers;
 mod baseline;
 mod layout;
 mod merge;
+mod operands;
 mod pages;
 
 use crate::error::{CmsError, Error, Result};
@@ -17,13 +18,13 @@ use crate::meta::{CmsParams, KeyType, Meta, Params};
 use crate::store::{KeyGuard, Store};
 use crate::window::{Window, WindowInfo};
 use rocksdb::ReadOptions;
-use rocksketch_merge::counter::CounterDelta;
-use rocksketch_merge::tally::Tally;
 use std::collections::BTreeMap;
 
 pub use rocksketch_merge::layout::cms::{MAX_CELLS, MAX_DEPTH};
 
+use answers::later_increments;
 use layout::{ItemSlots, Layout};
+use operands::{increment_operands, saturate};
 
 /// `CMS.INFO`'s fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -393,81 +394,6 @@ impl Cms {
         }
         self.store.write(batch)
     }
-}
-
-/// The `(page key, operand)` pairs of an increment: per page, one delta with the summed
-/// additions, sorted by page; then one tally delta with the summed increments.
-fn increment_operands<I>(
-    layout: &Layout,
-    items: &[(I, u64)],
-    slots: &ItemSlots,
-) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-    let adds: Vec<u32> = items.iter().map(|(_, incr)| saturate(*incr)).collect();
-    let count = items
-        .iter()
-        .fold(0u64, |count, (_, incr)| count.wrapping_add(*incr));
-    let depth = slots.depth().max(1);
-    let add_of = |n: usize| adds.get(n / depth).copied().unwrap_or(0);
-    let mut out = Vec::new();
-    for group in slots.by_counter().chunk_by(|a, b| a.0 == b.0) {
-        let page = group[0].0;
-        let mut entries: Vec<(u32, u32)> = Vec::with_capacity(group.len());
-        for &(_, offset, n) in group {
-            match entries.last_mut() {
-                Some((last, sum)) if *last == offset => *sum = sum.saturating_add(add_of(n)),
-                _ => entries.push((offset, add_of(n))),
-            }
-        }
-        out.push((
-            layout.page_key(page),
-            encode_delta(layout.page_len(page), entries)?,
-        ));
-    }
-    out.push((layout.tally_key(), Tally::new(vec![count]).encode_delta()));
-    Ok(out)
-}
-
-/// An increment as a saturating `u32` addition: anything at or above `u32::MAX`
-/// saturates a counter either way.
-fn saturate(incr: u64) -> u32 {
-    u32::try_from(incr).unwrap_or(u32::MAX)
-}
-
-/// For each slot (`n`, as [`ItemSlots::by_counter`] numbers them), the sum of the
-/// increments later items of `items` make to the same counter: what the counter read
-/// after the write holds beyond its value right after item `n / depth`'s own increment.
-fn later_increments(items: &[(&[u8], u64)], slots: &ItemSlots) -> Vec<u64> {
-    let depth = slots.depth().max(1);
-    let mut later = vec![0u64; slots.len()];
-    for counter in slots.by_counter().chunk_by(|a, b| (a.0, a.1) == (b.0, b.1)) {
-        let mut sum = 0u64;
-        for &(_, _, n) in counter.iter().rev() {
-            if let Some(slot) = later.get_mut(n) {
-                *slot = sum;
-            }
-            let incr = items.get(n / depth).map_or(0, |(_, incr)| *incr);
-            sum = sum.saturating_add(u64::from(saturate(incr)));
-        }
-    }
-    later
-}
-
-/// A delta in its smaller form: sparse entries, or dense once they cover half the page.
-fn encode_delta(page_len: u32, entries: Vec<(u32, u32)>) -> Result<Vec<u8>> {
-    let delta = if entries.len() * 2 < page_len as usize {
-        CounterDelta::sparse(page_len, entries)
-    } else {
-        let mut adds = vec![0u32; page_len as usize];
-        for (offset, add) in entries {
-            if let Some(slot) = adds.get_mut(offset as usize) {
-                *slot = slot.saturating_add(add);
-            }
-        }
-        CounterDelta::dense(adds)
-    };
-    delta
-        .map(|d| d.encode())
-        .map_err(Error::encode("a counter delta"))
 }
 
 /// RedisBloom's `CMS_DimFromProb`, validated as its command does.

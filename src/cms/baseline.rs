@@ -1,7 +1,8 @@
 //! Baselines for `rocksketch bench`: the same increment written the way other designs
 //! write it, over the same layout, so the benchmark compares like with like.
 
-use super::{increment_operands, saturate, Cms};
+use super::operands::{increment_operands, saturate};
+use super::Cms;
 use crate::error::Result;
 use rocksdb::ReadOptions;
 use rocksketch_merge::counter::CounterPage;

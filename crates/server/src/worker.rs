@@ -29,7 +29,8 @@ use std::time::{Duration, Instant};
 
 const WAKER: Token = Token(usize::MAX);
 
-/// How often clients parked by `WAIT` are looked at.
+/// How often clients parked by `WAIT` are looked at (a replica's acknowledgement wakes
+/// the thread sooner).
 const WAIT_TICK: Duration = Duration::from_millis(1);
 
 /// Bytes read from a socket at a time.
@@ -94,6 +95,7 @@ impl Workers {
         for n in 0..count.max(1) {
             let poll = Poll::new()?;
             let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
+            shared.replication.add_waker(waker.clone());
             let (sender, inbox) = channel();
             let kills = Arc::new(Mutex::new(Vec::new()));
             let shared = shared.clone();

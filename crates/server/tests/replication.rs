@@ -17,7 +17,7 @@ mod resp_client;
 use replicas::{caught_up, follow, info_field, start};
 use resp_client::{ok, Client, TestServer, Value};
 use rocksketch_server::ServerConfig;
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 const KEYS: &[&str] = &[
@@ -83,12 +83,7 @@ fn messy_load(addr: SocketAddr, seed: u64, count: usize) {
             words.iter().map(|w| w.as_bytes().to_vec()).collect()
         })
         .collect();
-    let stream = TcpStream::connect(addr).unwrap();
-    let reader = stream.try_clone().unwrap();
-    let bytes = messy::wire(&requests);
-    let sender = std::thread::spawn(move || messy::send_messily(stream, bytes, seed, true));
-    let replies = messy::read_messily(reader, count, seed + 1, true);
-    sender.join().unwrap();
+    let replies = messy::run_messily(addr, &requests, seed);
     assert_eq!(replies.len(), count);
 }
 

@@ -88,11 +88,9 @@ pub(crate) fn wait(conn: &mut Connection, args: &mut Args) -> Result<Wait, Reply
         ));
     }
     let offset = conn.shared.store.latest_sequence().unwrap_or(0);
-    if conn.shared.replication.acked(offset) < needed.max(0) as usize {
-        conn.shared.replication.hurry();
-    }
     let timeout = (timeout > 0).then(|| Duration::from_millis(timeout as u64));
-    Ok(Wait::new(offset, needed.max(0) as usize, timeout))
+    let rep = &conn.shared.replication;
+    Ok(Wait::new(rep, offset, needed.max(0) as usize, timeout))
 }
 
 /// `REPLCONF option value ...`: what a replica says before `PSYNC`. `listening-port`

@@ -128,7 +128,7 @@ fn prepare(stream: &TcpStream, handoff: &Handoff) -> io::Result<Peer> {
 }
 
 fn feed(
-    shared: &Shared,
+    shared: &Arc<Shared>,
     stream: &TcpStream,
     peer: &Arc<Peer>,
     handoff: &Handoff,
@@ -155,7 +155,7 @@ fn feed(
     write!(out, "+CONTINUE {}\r\n", ids.replid)?;
     out.flush()?;
     peer.online.store(true, Ordering::SeqCst);
-    read_acks(stream.try_clone()?, peer);
+    read_acks(shared, stream.try_clone()?, peer);
     let mut last_sent = Instant::now();
     let mut tail: Option<WalTail> = None;
     loop {
@@ -226,9 +226,10 @@ fn last_sequence(sequence: u64, data: &[u8]) -> u64 {
 }
 
 /// Reads the replica's `REPLCONF ACK <offset>` frames, on a thread of its own, until
-/// the link ends; then closes the link.
-fn read_acks(stream: TcpStream, peer: &Arc<Peer>) {
+/// the link ends; then closes the link. Each new offset wakes the parked `WAIT`s.
+fn read_acks(shared: &Arc<Shared>, stream: TcpStream, peer: &Arc<Peer>) {
     let peer = peer.clone();
+    let shared = shared.clone();
     let read = move || {
         let _ = stream.set_read_timeout(Some(REPL_TIMEOUT));
         let mut reader = BufReader::new(stream);
@@ -236,8 +237,11 @@ fn read_acks(stream: TcpStream, peer: &Arc<Peer>) {
             if let [name, sub, offset] = &frame[..] {
                 if name.eq_ignore_ascii_case(b"replconf") && sub.eq_ignore_ascii_case(b"ack") {
                     if let Ok(offset) = wire::number(offset) {
-                        peer.acked.fetch_max(offset, Ordering::SeqCst);
+                        let before = peer.acked.fetch_max(offset, Ordering::SeqCst);
                         *peer.last_ack.lock() = Instant::now();
+                        if offset > before {
+                            shared.replication.acknowledged();
+                        }
                     }
                 }
             }

@@ -29,7 +29,7 @@ use follow::Follower;
 use parking_lot::Mutex;
 use rocksketch::Store;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -53,6 +53,11 @@ pub(crate) struct Replication {
     pub(crate) full_syncs: AtomicU64,
     pub(crate) partial_ok: AtomicU64,
     pub(crate) partial_err: AtomicU64,
+    /// `WAIT`s parked now, on any I/O thread.
+    waits: Arc<AtomicUsize>,
+    /// The I/O threads' wakers: a replica's acknowledgement wakes them while a `WAIT`
+    /// is parked, so that it answers at once rather than at its thread's next tick.
+    wakers: Mutex<Vec<Arc<mio::Waker>>>,
 }
 
 impl Replication {
@@ -72,6 +77,8 @@ impl Replication {
             full_syncs: AtomicU64::new(0),
             partial_ok: AtomicU64::new(0),
             partial_err: AtomicU64::new(0),
+            waits: Arc::new(AtomicUsize::new(0)),
+            wakers: Mutex::new(Vec::new()),
         })
     }
 
@@ -159,9 +166,24 @@ impl Replication {
     }
 
     /// Has every replica's feed send what is written now (a `WAIT` waits for it).
-    pub(crate) fn hurry(&self) {
+    fn hurry(&self) {
         for peer in self.peers.lock().iter() {
             peer.hurry();
+        }
+    }
+
+    /// Registers an I/O thread's waker (see [`Replication::acknowledged`]).
+    pub(crate) fn add_waker(&self, waker: Arc<mio::Waker>) {
+        self.wakers.lock().push(waker);
+    }
+
+    /// A replica acknowledged more: the I/O threads look at their parked `WAIT`s now,
+    /// if there are any.
+    fn acknowledged(&self) {
+        if self.waits.load(Ordering::SeqCst) > 0 {
+            for waker in self.wakers.lock().iter() {
+                let _ = waker.wake();
+            }
         }
     }
 
@@ -181,14 +203,28 @@ pub(crate) struct Wait {
     offset: u64,
     needed: usize,
     deadline: Option<Instant>,
+    /// Counted in [`Replication::waits`] while it lives.
+    waits: Arc<AtomicUsize>,
 }
 
 impl Wait {
-    pub(crate) fn new(offset: u64, needed: usize, timeout: Option<Duration>) -> Wait {
+    /// A wait for `needed` replicas to acknowledge `offset`: the feeds send what is
+    /// written now rather than after their pause, if that is still missing.
+    pub(crate) fn new(
+        rep: &Replication,
+        offset: u64,
+        needed: usize,
+        timeout: Option<Duration>,
+    ) -> Wait {
+        rep.waits.fetch_add(1, Ordering::SeqCst);
+        if rep.acked(offset) < needed {
+            rep.hurry();
+        }
         Wait {
             offset,
             needed,
             deadline: timeout.map(|t| Instant::now() + t),
+            waits: rep.waits.clone(),
         }
     }
 
@@ -202,5 +238,11 @@ impl Wait {
     /// The reply now, without waiting (`WAIT` inside `MULTI`).
     pub(crate) fn now(&self, rep: &Replication) -> i64 {
         rep.acked(self.offset) as i64
+    }
+}
+
+impl Drop for Wait {
+    fn drop(&mut self) {
+        self.waits.fetch_sub(1, Ordering::SeqCst);
     }
 }

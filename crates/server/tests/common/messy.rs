@@ -7,7 +7,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rocksketch::resp::encode_request;
 use std::io::{Read, Write};
-use std::net::{Shutdown, TcpStream};
+use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::time::Duration;
 
 /// The requests as a client writes them.
@@ -95,5 +95,17 @@ pub fn read_messily(
             "closed after the replies"
         );
     }
+    replies
+}
+
+/// One client sending `requests` to `addr` messily (cut, paused, half-closed) while it
+/// reads their replies at a random pace: every reply, in order.
+pub fn run_messily(addr: SocketAddr, requests: &[Vec<Vec<u8>>], seed: u64) -> Vec<Vec<u8>> {
+    let stream = TcpStream::connect(addr).expect("connects");
+    let reader = stream.try_clone().expect("clones");
+    let bytes = wire(requests);
+    let sender = std::thread::spawn(move || send_messily(stream, bytes, seed, true));
+    let replies = read_messily(reader, requests.len(), seed + 1, true);
+    sender.join().expect("sender");
     replies
 }

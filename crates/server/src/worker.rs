@@ -250,6 +250,10 @@ fn run(
                 }
             }
         }
+        if !ready.is_empty() {
+            // Whatever they wrote goes to idle replicas now.
+            shared.replication.wrote();
+        }
         if !lingering.is_empty() {
             let now = Instant::now();
             lingering.retain(|token| match clients.get(token) {

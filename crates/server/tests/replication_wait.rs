@@ -1,6 +1,7 @@
-//! `WAIT` answers as soon as replicas acknowledge: a parked `WAIT` is otherwise looked
-//! at once per I/O-thread tick (a millisecond), and a replica's feed otherwise sends
-//! only after its pause (a few milliseconds). A client that writes and waits for its
+//! `WAIT` answers as soon as replicas acknowledge (at once if they already have): a
+//! parked `WAIT` is otherwise looked at once per I/O-thread tick (a millisecond), and a
+//! replica's feed otherwise sends only after its pause (a few milliseconds); and an idle
+//! replica gets a write at once. A client that writes and waits for its
 //! replica each time (the way to make a write survive a failover) must not be held to
 //! either. Alone in its binary, so no other test's servers share the cores. Then the
 //! same waits among pipelining clients whose bytes are cut at random points: every
@@ -45,6 +46,40 @@ fn wait_answers_when_the_replica_acknowledges_not_at_the_next_tick() {
     );
     let mut r = replica.client();
     assert_eq!(r.cmd(&["BF.EXISTS", "bf", "199"]), Value::Int(1));
+
+    // Already acknowledged: answered at once, not parked until the next tick.
+    caught_up(&primary, &replica);
+    let mut answered: Vec<Duration> = (0..21)
+        .map(|_| {
+            let started = Instant::now();
+            assert_eq!(c.cmd(&["WAIT", "1", "5000"]), Value::Int(1));
+            started.elapsed()
+        })
+        .collect();
+    answered.sort();
+    assert!(answered[10] < Duration::from_millis(1), "{answered:?}");
+
+    // An idle replica gets a write at once: the write wakes its feed, which otherwise
+    // looks every few milliseconds.
+    let mut lags: Vec<Duration> = (0..50)
+        .map(|i| {
+            let item = format!("marker-{i}");
+            assert_eq!(c.cmd(&["BF.ADD", "markers", &item]), Value::Int(1));
+            let written = Instant::now();
+            while r.cmd(&["BF.EXISTS", "markers", &item]) != Value::Int(1) {
+                assert!(written.elapsed() < Duration::from_secs(5), "{item}");
+            }
+            let lag = written.elapsed();
+            std::thread::sleep(Duration::from_millis(6));
+            lag
+        })
+        .collect();
+    lags.sort();
+    assert!(
+        lags[25] < Duration::from_millis(1),
+        "median lag {:?}",
+        lags[25]
+    );
     assert_eq!(c.cmd(&["CMS.INITBYDIM", "cms", "1000", "4"]), ok());
 
     let writers: Vec<_> = (0..4)

@@ -135,7 +135,12 @@ pub(crate) fn dispatch(conn: &mut Connection, request: &[Vec<u8>]) -> Outcome {
             Err(reply) => reply,
         },
         Handler::Wait => match replication::wait(conn, &mut args) {
-            Ok(wait) => return Outcome::Wait(wait),
+            // Already acknowledged (a replica may answer before the WAIT arrives): no
+            // park, whose first look would be the I/O thread's next tick.
+            Ok(wait) => match wait.poll(&conn.shared.replication) {
+                Some(count) => Reply::Int(count),
+                None => return Outcome::Wait(wait),
+            },
             Err(reply) => reply,
         },
         Handler::Psync => match replication::psync(conn, request) {

@@ -22,10 +22,12 @@ const BATCHES: usize = 256;
 /// Batches read at a time by RocksDB's iterator, which reads its file from the start
 /// to seek on every call.
 const CATCH_UP_BATCHES: usize = 16 << 10;
-/// The pause when the replica has everything: the writes made meanwhile go out
-/// together (a write shows within it). A `WAIT` cuts it short (`Replication::hurry`).
-/// One millisecond cost the primary's clients up to a tenth of their rate at `-P 1` on
-/// two cores (each feed and each replica woken a thousand times a second).
+/// The pause after a send that left the replica with everything: the writes made
+/// meanwhile go out together. A `WAIT` cuts it short (`Replication::hurry`). One
+/// millisecond cost the primary's clients up to a tenth of their rate at `-P 1` on two
+/// cores (each feed and each replica woken a thousand times a second). A feed that
+/// found nothing new is idle: the next write wakes it (`Replication::wrote`), and it
+/// looks on its own after this long too (writes made off the I/O threads).
 const FEED_PAUSE: Duration = Duration::from_millis(4);
 /// A ping this often on an idle link, so the replica sees the primary alive.
 const PING_EVERY: Duration = Duration::from_secs(1);
@@ -51,6 +53,8 @@ pub(crate) struct Peer {
     last_ack: Mutex<Instant>,
     online: AtomicBool,
     closed: AtomicBool,
+    /// The feed found nothing new and waits for a write to wake it.
+    idle: AtomicBool,
     stream: TcpStream,
     /// The thread feeding it, woken early by a `WAIT`.
     feeder: Thread,
@@ -85,6 +89,13 @@ impl Peer {
         self.feeder.unpark();
     }
 
+    /// Wakes the feed if it is idle (see [`FEED_PAUSE`]).
+    pub(crate) fn wrote(&self) {
+        if self.idle.load(Ordering::Relaxed) && self.idle.swap(false, Ordering::SeqCst) {
+            self.feeder.unpark();
+        }
+    }
+
     fn is_closed(&self) -> bool {
         self.closed.load(Ordering::SeqCst)
     }
@@ -98,6 +109,7 @@ pub(crate) fn serve_replica(shared: Arc<Shared>, stream: TcpStream, handoff: Han
     };
     let peer = Arc::new(peer);
     shared.replication.peers.lock().push(peer.clone());
+    shared.replication.feeds.fetch_add(1, Ordering::SeqCst);
     let fed = feed(&shared, &stream, &peer, &handoff);
     peer.close();
     shared
@@ -105,6 +117,7 @@ pub(crate) fn serve_replica(shared: Arc<Shared>, stream: TcpStream, handoff: Han
         .peers
         .lock()
         .retain(|p| !Arc::ptr_eq(p, &peer));
+    shared.replication.feeds.fetch_sub(1, Ordering::SeqCst);
     match fed {
         Ok(()) => log::info!("replica {}:{} done", peer.ip, peer.port),
         Err(e) => log::info!("replica {}:{} dropped: {e}", peer.ip, peer.port),
@@ -122,6 +135,7 @@ fn prepare(stream: &TcpStream, handoff: &Handoff) -> io::Result<Peer> {
         last_ack: Mutex::new(Instant::now()),
         online: AtomicBool::new(false),
         closed: AtomicBool::new(false),
+        idle: AtomicBool::new(false),
         stream: stream.try_clone()?,
         feeder: std::thread::current(),
     })
@@ -167,6 +181,11 @@ fn feed(
         }
         let batches = next_batches(store, &mut tail, offset).map_err(io::Error::other)?;
         if batches.is_empty() {
+            // Idle: the next write wakes this feed (`Replication::wrote`). Marked idle
+            // first, then looked again, so that a write made in between is not missed.
+            if !peer.idle.swap(true, Ordering::SeqCst) {
+                continue;
+            }
             if last_sent.elapsed() >= PING_EVERY {
                 wire::write_frame(&mut out, &[b"PING"])?;
                 last_sent = Instant::now();
@@ -175,6 +194,7 @@ fn feed(
             std::thread::park_timeout(FEED_PAUSE);
             continue;
         }
+        peer.idle.store(false, Ordering::SeqCst);
         let caught_up = batches.len() < BATCHES;
         for (sequence, data) in batches {
             wire::write_frame(
@@ -186,7 +206,9 @@ fn feed(
         last_sent = Instant::now();
         if caught_up {
             // Everything written so far is sent: send it, and let the next writes
-            // gather for a moment rather than read them one by one as they come.
+            // gather for a moment rather than read them one by one as they come (a
+            // busy primary's writes are not sent one by one: only an idle feed is woken
+            // by a write).
             out.flush()?;
             std::thread::park_timeout(FEED_PAUSE);
         }

@@ -8,7 +8,6 @@ use super::REPL_TIMEOUT;
 use crate::Shared;
 use parking_lot::Mutex;
 use rocksketch::resp::stream as wire;
-use rocksketch::Store;
 use rocksketch_merge::batch;
 use std::io::{self, BufRead, BufReader, Write};
 use std::net::{Shutdown, TcpStream, ToSocketAddrs};
@@ -283,7 +282,7 @@ fn stream_batches(
     let mut last = latest;
     loop {
         if reader.buffer().is_empty() || run.len() >= APPLY_BYTES {
-            apply_run(store, &mut run, &mut latest)?;
+            apply_run(shared, &mut run, &mut latest)?;
             last = latest;
         }
         if reader.buffer().is_empty() && acked != Some(latest) {
@@ -316,12 +315,14 @@ fn stream_batches(
 
 /// Applies the batches gathered in `run` as one write, if any; `latest` becomes the
 /// store's newest sequence.
-fn apply_run(store: &Store, run: &mut Vec<u8>, latest: &mut u64) -> io::Result<()> {
+fn apply_run(shared: &Shared, run: &mut Vec<u8>, latest: &mut u64) -> io::Result<()> {
+    let store = &shared.store;
     if run.is_empty() {
         return Ok(());
     }
     store.apply_replicated(run).map_err(io::Error::other)?;
     run.clear();
+    shared.replication.wrote();
     *latest = store.latest_sequence().map_err(io::Error::other)?;
     Ok(())
 }

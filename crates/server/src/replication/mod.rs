@@ -47,6 +47,8 @@ pub(crate) struct Replication {
     masterauth: Mutex<Option<String>>,
     /// The replicas fed from here.
     peers: Mutex<Vec<Arc<feed::Peer>>>,
+    /// How many: the write path looks at `peers` only when there are some.
+    feeds: AtomicUsize,
     /// Changes when this server's history is replaced (a full sync): feeds of the old
     /// history stop.
     epoch: AtomicU64,
@@ -73,6 +75,7 @@ impl Replication {
             follower: Mutex::new(None),
             masterauth: Mutex::new(masterauth),
             peers: Mutex::new(Vec::new()),
+            feeds: AtomicUsize::new(0),
             epoch: AtomicU64::new(0),
             full_syncs: AtomicU64::new(0),
             partial_ok: AtomicU64::new(0),
@@ -169,6 +172,18 @@ impl Replication {
     fn hurry(&self) {
         for peer in self.peers.lock().iter() {
             peer.hurry();
+        }
+    }
+
+    /// Something may have been written: idle feeds send it now. Called by the I/O
+    /// threads after each pass over their ready clients, and by a replica after each
+    /// write it applies (for replicas of its own).
+    pub(crate) fn wrote(&self) {
+        if self.feeds.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        for peer in self.peers.lock().iter() {
+            peer.wrote();
         }
     }
 

@@ -244,7 +244,7 @@ fn last_sequence(sequence: u64, data: &[u8]) -> u64 {
         .get(8..12)
         .and_then(|b| b.try_into().ok())
         .map_or(1, u32::from_le_bytes);
-    (sequence + u64::from(count)).saturating_sub(1)
+    sequence.saturating_add(u64::from(count)).saturating_sub(1)
 }
 
 /// Reads the replica's `REPLCONF ACK <offset>` frames, on a thread of its own, until

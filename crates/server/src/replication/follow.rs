@@ -298,14 +298,17 @@ fn stream_batches(
                 if sequence <= last {
                     continue;
                 }
-                if sequence != last + 1 {
+                if last.checked_add(1) != Some(sequence) {
                     return Err(io::Error::other(format!(
                         "a gap in the stream: batch {sequence} after {last}"
                     )));
                 }
                 let (_, count) = batch::header(data).map_err(io::Error::other)?;
                 batch::append(&mut run, data).map_err(io::Error::other)?;
-                last = (sequence + u64::from(count)).saturating_sub(1).max(last);
+                last = sequence
+                    .saturating_add(u64::from(count))
+                    .saturating_sub(1)
+                    .max(last);
             }
             [name] if name.as_slice() == b"PING" => acked = None,
             _ => return Err(io::Error::other("an unexpected frame from the primary")),

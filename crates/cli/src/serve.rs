@@ -72,6 +72,10 @@ pub fn run(cli: Args) -> Result<(), String> {
         replicaof: args.string("replicaof").map(parse_primary).transpose()?,
         masterauth: args.string("masterauth").map(str::to_owned),
         cluster_enabled: args.switch("cluster-enabled"),
+        repl_backlog: (
+            args.get("repl-backlog-size", 0)?,
+            args.get("repl-backlog-ttl", 0)?,
+        ),
     };
     let dir = args.get("dir", "./rocksketch-data".to_owned())?;
     check_data_dir(std::path::Path::new(&dir))?;
@@ -88,8 +92,8 @@ pub fn run(cli: Args) -> Result<(), String> {
         page_bytes: args.get("page-bytes", default_page_bytes(cache_bytes))?,
         page_cache_bytes: cache_bytes,
         replica: rocksketch_server::starts_as_replica(std::path::Path::new(&dir), &config),
-        wal_keep_mb: args.get("repl-backlog-size", 0)?,
-        wal_keep_seconds: args.get("repl-backlog-ttl", 0)?,
+        wal_keep_mb: config.repl_backlog.0,
+        wal_keep_seconds: config.repl_backlog.1,
         ..StoreOptions::default()
     };
     let store = Store::open(&dir, options).map_err(|e| format!("opening {dir}: {e}"))?;

@@ -4,7 +4,8 @@
 //! `--replicaof`; its log may hold writes the new primary never got, so it must take a
 //! full sync rather than continue), and the roles swap again, cycle after cycle
 //! (`ROCKSKETCH_FAILOVER_CYCLES`, default 20); the same in cluster mode, with the
-//! promotions and the rejoins made by topologies, as a controller makes them.
+//! promotions and the rejoins made by topologies, as a controller makes them. Also the
+//! replication settings `CONFIG GET` shows under Redis's names.
 
 #[path = "../../server/tests/common/resp_client.rs"]
 mod resp_client;
@@ -273,4 +274,51 @@ fn a_replica_killed_mid_stream_continues_without_loss_or_duplicates() {
     assert_eq!(info_field(primary.addr, "sync_full"), "1");
     let partial: u32 = info_field(primary.addr, "sync_partial_ok").parse().unwrap();
     assert!(partial >= 6, "{partial} partial syncs for 6 connections");
+}
+
+/// The replication settings `CONFIG GET` shows under Redis's names and aliases: the
+/// backlog as the flags set it (megabytes shown in bytes), a replica's read-only mode
+/// (which cannot be turned off), no minimum of replicas for a write.
+#[test]
+fn replication_settings_show_under_redis_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let flags = ["--repl-backlog-size", "8", "--repl-backlog-ttl", "60"];
+    let server = start(dir.path(), &flags);
+    let mut c = Client::connect(server.addr);
+    let get = |c: &mut Client, name: &str| {
+        let Value::Array(pair) = c.cmd(&["CONFIG", "GET", name]) else {
+            panic!("CONFIG GET {name} is an array")
+        };
+        pair
+    };
+    for (name, want) in [
+        ("repl-backlog-size", "8388608"),
+        ("repl-backlog-ttl", "60"),
+        ("replica-read-only", "yes"),
+        ("slave-read-only", "yes"),
+        ("min-replicas-to-write", "0"),
+        ("min-slaves-to-write", "0"),
+        ("slaveof", ""),
+    ] {
+        assert_eq!(
+            get(&mut c, name),
+            vec![Value::bulk(name), Value::bulk(want)],
+            "{name}"
+        );
+    }
+    let Value::Error(refused) = c.cmd(&["CONFIG", "SET", "slave-read-only", "no"]) else {
+        panic!("a writable replica is refused")
+    };
+    assert!(refused.contains("not supported"), "{refused}");
+    assert_eq!(c.cmd(&["CONFIG", "SET", "slave-read-only", "yes"]), ok());
+    let Value::Error(immutable) = c.cmd(&["CONFIG", "SET", "repl-backlog-size", "1"]) else {
+        panic!("the backlog is set at start")
+    };
+    assert!(immutable.contains("immutable"), "{immutable}");
+    // The default: only the live logs are kept.
+    drop(server);
+    let other = tempfile::tempdir().unwrap();
+    let server = start(other.path(), &[]);
+    let mut c = Client::connect(server.addr);
+    assert_eq!(get(&mut c, "repl-backlog-size")[1], Value::bulk("0"));
 }

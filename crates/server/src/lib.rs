@@ -88,6 +88,11 @@ pub struct ServerConfig {
     /// A node of a Redis Cluster whose topology a controller sets with `CLUSTERX`
     /// (Redis's `cluster-enabled`); only database 0.
     pub cluster_enabled: bool,
+    /// The flushed write-ahead logs kept for replicas, in megabytes and seconds, as the
+    /// store was opened with them ([`rocksketch::StoreOptions::wal_keep_mb`] and
+    /// `wal_keep_seconds`): what `CONFIG GET repl-backlog-size` (in bytes) and
+    /// `repl-backlog-ttl` show.
+    pub repl_backlog: (u64, u64),
 }
 
 impl Default for ServerConfig {
@@ -106,6 +111,7 @@ impl Default for ServerConfig {
             replicaof: None,
             masterauth: None,
             cluster_enabled: false,
+            repl_backlog: (0, 0),
         }
     }
 }

@@ -28,9 +28,15 @@ const PARAMETERS: &[&str] = &[
     "maxmemory",
     "maxmemory-policy",
     "replicaof",
+    "slaveof",
     "masterauth",
     "replica-read-only",
+    "slave-read-only",
     "repl-timeout",
+    "repl-backlog-size",
+    "repl-backlog-ttl",
+    "min-replicas-to-write",
+    "min-slaves-to-write",
     "cluster-enabled",
 ];
 
@@ -60,14 +66,20 @@ fn value(conn: &Connection, name: &str) -> String {
         "save" => String::new(),
         "appendonly" => "no".to_owned(),
         "maxmemory-policy" => "noeviction".to_owned(),
-        "replicaof" => shared
+        "replicaof" | "slaveof" => shared
             .replication
             .primary()
             .map(|(host, port, _)| format!("{host} {port}"))
             .unwrap_or_default(),
         "masterauth" => shared.replication.masterauth().unwrap_or_default(),
-        "replica-read-only" => "yes".to_owned(),
+        "replica-read-only" | "slave-read-only" => "yes".to_owned(),
         "repl-timeout" => crate::replication::REPL_TIMEOUT.as_secs().to_string(),
+        // The backlog is the write-ahead log on disk: the live logs always, flushed
+        // ones as far as these say (0: none kept).
+        "repl-backlog-size" => config.repl_backlog.0.saturating_mul(1 << 20).to_string(),
+        "repl-backlog-ttl" => config.repl_backlog.1.to_string(),
+        // No write is ever refused for want of replicas.
+        "min-replicas-to-write" | "min-slaves-to-write" => "0".to_owned(),
         _ => String::new(),
     }
 }
@@ -158,8 +170,10 @@ fn check_set(name: &str, value: String) -> Result<Apply, String> {
         "masterauth" => Box::new(move |c: &Connection| c.shared.replication.set_masterauth(&value)),
         // A replica holds exactly its primary's log: a write of its own would take a
         // sequence number the primary gives to another write.
-        "replica-read-only" if value.eq_ignore_ascii_case("yes") => Box::new(|_: &Connection| {}),
-        "replica-read-only" => {
+        "replica-read-only" | "slave-read-only" if value.eq_ignore_ascii_case("yes") => {
+            Box::new(|_: &Connection| {})
+        }
+        "replica-read-only" | "slave-read-only" => {
             return Err(
                 "writable replicas are not supported: a replica applies its primary's \
                  write-ahead log, and a write of its own would diverge from it"

@@ -10,25 +10,30 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 use std::io::Write;
 
-/// Page size of the filters and sketches a server creates (`--page-bytes`) when its
-/// hot-page cache is at least [`BIG_PAGES_FROM`]: four times the library's default. A
-/// server combines the writes of many clients to one key, and on one hot filter of a
-/// few MiB a batch of a few hundred items then falls in a few dozen pages instead of a
-/// hundred and more, one memtable entry each (`CF.ADD -P 16`: a third less CPU per
-/// request, README). The price is paid where pages miss the cache: each miss reads four
-/// times the bytes, and a small cache's shards (a 64th each) hold only a few such pages.
-/// So a smaller cache keeps the library's 16 KiB, and a store whose structures far
-/// outgrow even a large cache and are read at random wants `--page-bytes 16384`.
+/// Page size of the filters and sketches a server creates (`--page-bytes`): the power
+/// of two nearest below a [`PAGES_PER_CACHE`]th of its hot-page cache, from the
+/// library's 16 KiB up to the largest page, 1 MiB (a cache of 2 GiB or more; 64 KiB
+/// with 128 MiB). A write costs a memtable entry per page it touches, and a server
+/// combines the writes of many clients to one key: on a filter of a few MiB, a batch of
+/// 16 items touches 11 pages of 64 KiB and 3 of 1 MiB, and a hot key's batch of
+/// hundreds a few dozen against a handful. 64 filters written 16 items a batch spent
+/// half the CPU a `BF.ADD` with pages of 1 MiB, one hot filter a quarter less (README).
+/// The price is paid where pages miss the cache: each miss reads and merges a whole
+/// page. Tying the page to the cache keeps every cache shard (a 64th) at 32 pages or
+/// more; a store whose structures far outgrow its cache and are read at random wants
+/// `--page-bytes 16384`.
 fn default_page_bytes(cache_bytes: usize) -> u32 {
-    if cache_bytes >= BIG_PAGES_FROM {
-        64 << 10
-    } else {
-        StoreOptions::default().page_bytes
-    }
+    let smallest = StoreOptions::default().page_bytes as usize;
+    let share = cache_bytes / PAGES_PER_CACHE;
+    let page = match share.checked_ilog2() {
+        Some(log) => 1usize << log,
+        None => 0,
+    };
+    page.clamp(smallest, rocksketch_merge::MAX_PAGE_BYTES) as u32
 }
 
-/// The smallest hot-page cache that gets 64 KiB pages by default: 64 of them a shard.
-const BIG_PAGES_FROM: usize = 256 << 20;
+/// A default page is at most this fraction of the hot-page cache.
+const PAGES_PER_CACHE: usize = 2048;
 
 pub fn run(cli: Args) -> Result<(), String> {
     // A config file's directives first, so the command line's flags override them.
@@ -183,4 +188,30 @@ fn parse_primary(text: &str) -> Result<(String, u16), String> {
         .filter(|p| *p > 0)
         .ok_or_else(|| format!("--replicaof {text}: bad port"))?;
     Ok((host.trim().to_owned(), port))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::default_page_bytes;
+
+    const MIB: usize = 1 << 20;
+
+    #[test]
+    fn default_pages_grow_with_the_cache_between_the_smallest_and_the_largest() {
+        for (cache, page) in [
+            (0, 16 << 10),
+            (16 * MIB, 16 << 10),
+            (64 * MIB - 1, 16 << 10),
+            (64 * MIB, 32 << 10),
+            (128 * MIB, 64 << 10),
+            (256 * MIB - 1, 64 << 10),
+            (256 * MIB, 128 << 10),
+            (2048 * MIB - 1, 512 << 10),
+            (2048 * MIB, 1 << 20),
+            (3072 * MIB, 1 << 20),
+            (usize::MAX, 1 << 20),
+        ] {
+            assert_eq!(default_page_bytes(cache), page, "cache of {cache} bytes");
+        }
+    }
 }

@@ -1,9 +1,9 @@
 //! `--page-bytes` reaches the store: the page size a Bloom filter is made with shows in
-//! its dump (the header's page size, a page chunk's bitmap), by default 64 KiB with a
-//! hot-page cache of 256 MiB or more and 16 KiB with a smaller one, else what the flag
-//! says; filters made before a restart with another size keep theirs; dumps of Bloom
-//! and cuckoo filters load into a server that makes smaller pages; and a size out of
-//! range stops the server with a clear error.
+//! its dump (the header's page size, a page chunk's bitmap), by default a 2048th of the
+//! hot-page cache (a power of two, 16 KiB to 1 MiB), else what the flag says; filters
+//! made before a restart with another size keep theirs; dumps of Bloom and cuckoo
+//! filters of 64 KiB and 1 MiB pages load into a server that makes smaller pages; and a
+//! size out of range stops the server with a clear error.
 
 #[path = "../../server/tests/common/resp_client.rs"]
 mod resp_client;
@@ -65,38 +65,42 @@ fn load(c: &mut Client, prefix: &str, key: &str, chunks: &[(i64, Vec<u8>)]) {
 
 #[test]
 fn dumps_of_larger_pages_load_where_pages_are_smaller() {
-    let (from, to) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let large = start(from.path(), &["--page-bytes", "65536"]);
-    let small = start(to.path(), &["--page-bytes", "16384"]);
-    let (mut l, mut s) = (Client::connect(large.addr), Client::connect(small.addr));
-    let items: Vec<String> = (0..2000).map(|i| format!("item{i}")).collect();
-    assert_eq!(
-        l.cmd(&["BF.RESERVE", "bf", "0.01", "1000000"]),
-        Value::Simple("OK".into())
-    );
-    assert_eq!(
-        l.cmd(&["CF.RESERVE", "cf", "1000000"]),
-        Value::Simple("OK".into())
-    );
-    for item in &items {
-        assert_eq!(l.cmd(&["BF.ADD", "bf", item]), Value::Int(1));
-        assert_eq!(l.cmd(&["CF.ADD", "cf", item]), Value::Int(1));
-    }
-    for prefix in ["BF", "CF"] {
-        let key = prefix.to_lowercase();
-        let chunks = dump(&mut l, prefix, &key);
-        assert!(chunks.len() > 2, "{prefix}: a header and pages");
-        load(&mut s, prefix, &key, &chunks);
+    // Capacities that make several pages of the larger size.
+    for (large_bytes, capacity) in [(65536, "1000000"), (1 << 20, "4000000")] {
+        let (from, to) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let large = start(from.path(), &["--page-bytes", &large_bytes.to_string()]);
+        let small = start(to.path(), &["--page-bytes", "16384"]);
+        let (mut l, mut s) = (Client::connect(large.addr), Client::connect(small.addr));
+        let items: Vec<String> = (0..2000).map(|i| format!("item{i}")).collect();
+        assert_eq!(
+            l.cmd(&["BF.RESERVE", "bf", "0.01", capacity]),
+            Value::Simple("OK".into())
+        );
+        assert_eq!(
+            l.cmd(&["CF.RESERVE", "cf", capacity]),
+            Value::Simple("OK".into())
+        );
         for item in &items {
-            let exists = format!("{prefix}.EXISTS");
-            assert_eq!(
-                s.cmd(&[&exists, &key, item]),
-                Value::Int(1),
-                "{prefix} {item}"
-            );
+            assert_eq!(l.cmd(&["BF.ADD", "bf", item]), Value::Int(1));
+            assert_eq!(l.cmd(&["CF.ADD", "cf", item]), Value::Int(1));
         }
+        for prefix in ["BF", "CF"] {
+            let key = prefix.to_lowercase();
+            let chunks = dump(&mut l, prefix, &key);
+            assert!(chunks.len() > 3, "{prefix}: a header and pages");
+            load(&mut s, prefix, &key, &chunks);
+            for item in &items {
+                let exists = format!("{prefix}.EXISTS");
+                assert_eq!(
+                    s.cmd(&[&exists, &key, item]),
+                    Value::Int(1),
+                    "{prefix} {item}"
+                );
+            }
+        }
+        assert_eq!(dumped_page_bytes(&mut l, "bf"), large_bytes);
+        assert_eq!(dumped_page_bytes(&mut s, "bf"), large_bytes);
     }
-    assert_eq!(dumped_page_bytes(&mut s, "bf"), 65536);
 }
 
 #[test]
@@ -110,8 +114,10 @@ fn page_bytes_sets_the_pages_of_new_filters_and_bad_sizes_are_refused() {
         assert_eq!(c.cmd(&["BF.ADD", key, "item"]), Value::Int(1));
     };
     for (flags, key, bytes) in [
-        (&["--cache-mb", "256"][..], "big", 65536),
-        (&["--cache-mb", "255"][..], "small", 16384),
+        (&["--cache-mb", "256"][..], "big", 131072),
+        (&["--cache-mb", "255"][..], "smaller", 65536),
+        (&["--cache-mb", "2048"][..], "largest", 1 << 20),
+        (&["--cache-mb", "63"][..], "small", 16384),
         (
             &["--cache-mb", "16", "--page-bytes", "32768"][..],
             "set",
@@ -124,7 +130,7 @@ fn page_bytes_sets_the_pages_of_new_filters_and_bad_sizes_are_refused() {
         assert_eq!(dumped_page_bytes(&mut c, key), bytes, "{flags:?}");
         // Made before the restart, with the page size of then.
         if key != "big" {
-            assert_eq!(dumped_page_bytes(&mut c, "big"), 65536, "{flags:?}");
+            assert_eq!(dumped_page_bytes(&mut c, "big"), 131072, "{flags:?}");
             assert_eq!(c.cmd(&["BF.EXISTS", "big", "item"]), Value::Int(1));
         }
     }

@@ -74,7 +74,7 @@ pub fn serve_args() -> Vec<Arg> {
         valued(
             "page-bytes",
             "BYTES",
-            "page size of new filters and sketches, 4 to 1048576 [default: 65536 with a cache of 256 MiB or more, else 16384]",
+            "page size of new filters and sketches, 4 to 1048576 [default: a 2048th of the cache as a power of two, 16384 to 1048576]",
         ),
         valued(
             "max-successive-merges",

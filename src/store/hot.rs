@@ -74,6 +74,9 @@ struct Slot {
     overlapped: bool,
     /// The batch that began the latest write of this page.
     batch: u64,
+    /// The write in flight began on a page known never written, with no other writer:
+    /// if it is the only one when it ends, its operand alone makes the page.
+    born_absent: bool,
     /// The reader allowed to install the page it is reading, if any.
     fill: Option<u64>,
     /// Clock bit: read since the eviction hand last passed.
@@ -98,6 +101,7 @@ impl Slot {
         let cost = self.cost(key);
         self.page = None;
         self.absent = false;
+        self.born_absent = false;
         cost
     }
 }
@@ -247,6 +251,7 @@ impl HotPages {
             let mut shard = self.shard(key).lock();
             let shard = &mut *shard;
             let slot = shard.slots.entry(key.to_vec()).or_default();
+            let born_absent = slot.absent;
             if slot.absent {
                 // The write makes the page: the next read takes RocksDB's.
                 let freed = slot.clear(key);
@@ -254,6 +259,7 @@ impl HotPages {
                 self.account(freed, 0);
             }
             slot.overlapped |= slot.writers > 0 && slot.batch != batch;
+            slot.born_absent = born_absent;
             slot.batch = batch;
             slot.writers += 1;
             slot.fill = None;
@@ -275,10 +281,16 @@ impl HotPages {
             };
             slot.writers = slot.writers.saturating_sub(1);
             let overlapped = slot.overlapped;
+            let born_absent = slot.born_absent;
             if slot.writers == 0 {
                 slot.overlapped = false;
+                slot.born_absent = false;
             }
-            if written && slot.page.is_some() {
+            if written && slot.page.is_none() && born_absent && !overlapped {
+                if let PageWrite::Merge(operand) = write {
+                    self.install_made(shard, key, operand);
+                }
+            } else if written && slot.page.is_some() {
                 let before = slot.cost(key);
                 let keep = match write {
                     PageWrite::Merge(_)
@@ -299,10 +311,34 @@ impl HotPages {
                 shard.bytes = shard.bytes.saturating_sub(before) + after;
                 self.account(before, after);
             }
-            if slot.is_empty() {
+            if shard.slots.get(key).is_some_and(Slot::is_empty) {
                 shard.slots.remove(key);
             }
         }
+    }
+
+    /// Installs the page `operand` makes alone (the write of a page known never
+    /// written, ended with no other writer of it begun meanwhile), if the budget admits
+    /// it: a new filter's or a window's fresh pages are then read from memory after their
+    /// first write, not read back from RocksDB and merged.
+    fn install_made(&self, shard: &mut Shard, key: &[u8], operand: &[u8]) {
+        let merged = rocksketch_merge::full_merge(None, [operand]);
+        let page = match Page::decode(&merged.value) {
+            Ok(page) if merged.skipped == 0 => page,
+            _ => return,
+        };
+        let cost = page.size() + key.len() + SLOT_OVERHEAD;
+        let Some(slot) = shard.slots.get_mut(key) else {
+            return;
+        };
+        if !self.admits(cost) {
+            return;
+        }
+        slot.page = Some(Arc::new(page));
+        slot.used = true;
+        shard.bytes += cost;
+        self.account(0, cost);
+        self.evict(shard, key);
     }
 
     /// Drops every cached page whose key starts with `prefix` (a deleted key version,

@@ -161,3 +161,69 @@ fn absences_larger_than_a_shards_share_are_accounted_as_pages_are() {
     assert_eq!(hot.oversized.load(Ordering::Relaxed), 0);
     assert_eq!(hot.bytes(), 0);
 }
+
+/// A page known never written, then written: whether the write's operand alone makes
+/// the cached page.
+fn absent_then_written(hot: &HotPages, key: &[u8]) {
+    let key = key.to_vec();
+    let (_, misses) = hot.lookup(std::slice::from_ref(&key));
+    hot.fill_absent(&key, &misses[0]);
+    let (found, misses) = hot.lookup(std::slice::from_ref(&key));
+    assert!(found[0].is_none() && misses.is_empty(), "known absent");
+}
+
+fn bit(n: u32) -> PageWrite {
+    PageWrite::Merge(
+        rocksketch_merge::bits::BitDelta::sparse(1024, vec![n])
+            .unwrap()
+            .encode(),
+    )
+}
+
+fn cached_bits(hot: &HotPages, key: &[u8]) -> Option<Vec<bool>> {
+    let (found, misses) = hot.lookup(&[key.to_vec()]);
+    if let Some(miss) = misses.first() {
+        hot.fill(key, miss, None);
+    }
+    let page = found[0].clone()?;
+    let Page::Bits(bits) = &*page else {
+        panic!("a bit page");
+    };
+    Some((0..8).map(|n| bits.get(n)).collect())
+}
+
+#[test]
+fn the_first_write_of_a_page_known_absent_makes_the_cached_page() {
+    let hot = HotPages::new(64 << 20);
+    absent_then_written(&hot, b"new");
+    hot.begin_writes([b"new".as_slice()].into_iter());
+    hot.end_writes([(b"new".as_slice(), &bit(3))].into_iter(), true);
+    let want: Vec<bool> = (0..8).map(|n| n == 3).collect();
+    assert_eq!(cached_bits(&hot, b"new"), Some(want));
+
+    // A failed write makes nothing (and the page is no longer known absent).
+    absent_then_written(&hot, b"failed");
+    hot.begin_writes([b"failed".as_slice()].into_iter());
+    hot.end_writes([(b"failed".as_slice(), &bit(3))].into_iter(), false);
+    assert_eq!(cached_bits(&hot, b"failed"), None);
+
+    // Two writers in flight: neither knows the other's operand, nothing is made.
+    absent_then_written(&hot, b"two");
+    hot.begin_writes([b"two".as_slice()].into_iter());
+    hot.begin_writes([b"two".as_slice()].into_iter());
+    hot.end_writes([(b"two".as_slice(), &bit(1))].into_iter(), true);
+    hot.end_writes([(b"two".as_slice(), &bit(2))].into_iter(), true);
+    assert_eq!(cached_bits(&hot, b"two"), None);
+
+    // The cache dropped (a reopen, a deleted version) while the write was in flight.
+    absent_then_written(&hot, b"dropped");
+    hot.begin_writes([b"dropped".as_slice()].into_iter());
+    hot.drop_prefix(&[]);
+    hot.end_writes([(b"dropped".as_slice(), &bit(3))].into_iter(), true);
+    assert_eq!(cached_bits(&hot, b"dropped"), None);
+
+    // A page not known absent (never read) is not made by a write either.
+    hot.begin_writes([b"unread".as_slice()].into_iter());
+    hot.end_writes([(b"unread".as_slice(), &bit(3))].into_iter(), true);
+    assert_eq!(cached_bits(&hot, b"unread"), None);
+}

@@ -35,7 +35,7 @@ fn item(i: usize) -> String {
 }
 
 /// Round `round`'s writes: 1 000 new items to each filter (answered `BF.MADD`, blind
-/// `BF.INSERT`, `CF.ADD` in batches), and increments of items old and new.
+/// `BF.INSERT`, `CF.INSERT`, in batches), and increments of items old and new.
 fn write(store: &Store, round: usize) -> Vec<Reply> {
     let ns = store.ns(0);
     let mut replies = Vec::new();

@@ -232,9 +232,7 @@ impl HotPages {
                 _ => slot.absent = true,
             }
             slot.used = true;
-            shard.bytes += cost;
-            self.account(0, cost);
-            self.evict(shard, key);
+            self.charge(shard, key, cost);
         } else if slot.is_empty() {
             shard.slots.remove(key);
         }
@@ -336,6 +334,12 @@ impl HotPages {
         }
         slot.page = Some(Arc::new(page));
         slot.used = true;
+        self.charge(shard, key, cost);
+    }
+
+    /// Counts a page or an absence of `cost` just installed under `key`, and evicts
+    /// others if the shard is past its share.
+    fn charge(&self, shard: &mut Shard, key: &[u8], cost: usize) {
         shard.bytes += cost;
         self.account(0, cost);
         self.evict(shard, key);

@@ -25,10 +25,7 @@ use std::io::Write;
 fn default_page_bytes(cache_bytes: usize) -> u32 {
     let smallest = StoreOptions::default().page_bytes as usize;
     let share = cache_bytes / PAGES_PER_CACHE;
-    let page = match share.checked_ilog2() {
-        Some(log) => 1usize << log,
-        None => 0,
-    };
+    let page = share.checked_ilog2().map_or(0, |log| 1usize << log);
     page.clamp(smallest, rocksketch_merge::MAX_PAGE_BYTES) as u32
 }
 

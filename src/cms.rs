@@ -8,6 +8,7 @@
 mod answers;
 #[cfg(feature = "baselines")]
 mod baseline;
+mod fold;
 mod layout;
 mod merge;
 mod operands;
@@ -22,9 +23,8 @@ use std::collections::BTreeMap;
 
 pub use rocksketch_merge::layout::cms::{MAX_CELLS, MAX_DEPTH};
 
-use answers::later_increments;
 use layout::{ItemSlots, Layout};
-use operands::{increment_operands, saturate};
+use operands::{additions, increment_operands, saturate};
 
 /// `CMS.INFO`'s fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,7 +138,8 @@ impl Cms {
         let guard = self.store.share(self.ns, &self.key);
         let layout = self.layout(&guard)?;
         let slots = layout.item_slots(items.iter().map(|(item, _)| item.as_ref()));
-        self.write_increments(&layout, items, &slots)
+        let folded = slots.fold(&additions(items));
+        self.write_increments(&layout, items, folded.pages)
     }
 
     /// Adds each `(item, increment)` and returns each item's estimate right after its own
@@ -187,9 +188,10 @@ impl Cms {
         let db = self.store.db()?;
         let before = db.snapshot();
         let slots = layout.item_slots(items.iter().map(|(item, _)| *item));
-        self.write_increments(&layout, items, &slots)?;
+        let folded = slots.fold(&additions(items));
+        self.write_increments(&layout, items, folded.pages)?;
         Ok(self
-            .estimates_after(&layout, &before, items, &slots)
+            .estimates_after(&layout, &before, items, &slots, &folded.later)
             .and_then(|mut estimates| {
                 if !layout.older.is_empty() {
                     self.add_older(&layout, &slots, &slots.pages(), &mut estimates)?;
@@ -199,16 +201,17 @@ impl Cms {
     }
 
     /// What `items` read after their increments were written (see
-    /// [`Cms::incr_by_with_estimates_alone`]), `before` being a snapshot from before.
+    /// [`Cms::incr_by_with_estimates_alone`]), `before` being a snapshot from before and
+    /// `later` each slot's later additions ([`fold::Folded::later`]).
     fn estimates_after(
         &self,
         layout: &Layout,
         before: &rocksdb::SnapshotWithThreadMode<'_, rocksdb::DB>,
         items: &[(&[u8], u64)],
         slots: &ItemSlots,
+        later: &[u32],
     ) -> Result<Vec<u32>> {
         let pages = self.read_pages(layout, slots)?;
-        let later = later_increments(items, slots);
         let mut estimates = vec![0; items.len()];
         let mut ambiguous = false;
         for (i, estimate) in estimates.iter_mut().enumerate() {
@@ -218,7 +221,7 @@ impl Cms {
                 let after = later.get(first + n).copied().unwrap_or(0);
                 let read = pages.cell(page, offset);
                 ambiguous |= read == u32::MAX && after > 0;
-                min = min.min((u64::from(read).saturating_sub(after)) as u32);
+                min = min.min(read.saturating_sub(after));
             }
             *estimate = min;
         }
@@ -386,10 +389,10 @@ impl Cms {
         &self,
         layout: &Layout,
         items: &[(I, u64)],
-        slots: &ItemSlots,
+        pages: Vec<(u32, Vec<(u32, u32)>)>,
     ) -> Result<()> {
         let mut batch = self.store.batch()?;
-        for (key, operand) in increment_operands(layout, items, slots)? {
+        for (key, operand) in increment_operands(layout, items, pages)? {
             batch.merge_page(key, operand);
         }
         self.store.write(batch)

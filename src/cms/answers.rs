@@ -1,8 +1,5 @@
-//! `CMS.INCRBY`'s answers: what later increments of a batch added to a counter, and a
-//! combined call's answers split back per request.
+//! `CMS.INCRBY`'s answers: a combined call's answers split back per request.
 
-use super::layout::ItemSlots;
-use super::operands::saturate;
 use crate::error::{Error, Result};
 
 /// Each combined request's answer from the combined call's `outcome` (see
@@ -31,25 +28,6 @@ pub(super) fn per_request(
                 .collect()
         }
     }
-}
-
-/// For each slot (`n`, as [`ItemSlots::by_counter`] numbers them), the sum of the
-/// increments later items of `items` make to the same counter: what the counter read
-/// after the write holds beyond its value right after item `n / depth`'s own increment.
-pub(super) fn later_increments(items: &[(&[u8], u64)], slots: &ItemSlots) -> Vec<u64> {
-    let depth = slots.depth().max(1);
-    let mut later = vec![0u64; slots.len()];
-    for counter in slots.by_counter().chunk_by(|a, b| (a.0, a.1) == (b.0, b.1)) {
-        let mut sum = 0u64;
-        for &(_, _, n) in counter.iter().rev() {
-            if let Some(slot) = later.get_mut(n) {
-                *slot = sum;
-            }
-            let incr = items.get(n / depth).map_or(0, |(_, incr)| *incr);
-            sum = sum.saturating_add(u64::from(saturate(incr)));
-        }
-    }
-    later
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Baselines for `rocksketch bench`: the same increment written the way other designs
 //! write it, over the same layout, so the benchmark compares like with like.
 
-use super::operands::{increment_operands, saturate};
+use super::operands::{additions, increment_operands, saturate};
 use super::Cms;
 use crate::error::Result;
 use rocksdb::ReadOptions;
@@ -56,8 +56,9 @@ impl Cms {
         let guard = self.store.share(self.ns, &self.key);
         let layout = self.layout(&guard)?;
         let slots = layout.item_slots(items.iter().map(|(item, _)| item.as_ref()));
+        let pages = slots.fold(&additions(items)).pages;
         let mut batch = self.store.batch()?;
-        for (mut key, operand) in increment_operands(&layout, items, &slots)? {
+        for (mut key, operand) in increment_operands(&layout, items, pages)? {
             key.extend_from_slice(&seq.to_be_bytes());
             batch.put_page(key, operand);
         }

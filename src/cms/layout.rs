@@ -5,7 +5,6 @@ use crate::keys::{self, TALLY_SUB};
 use crate::meta::{CmsParams, Meta, Params};
 use crate::window::{Prefixes, Window};
 use rocksketch_merge::layout::cms::CmsLayout;
-use std::cell::OnceCell;
 
 /// Where one key's counters live. A windowed sketch is a sketch per generation: the
 /// layout's `prefix` is the current generation's (where increments go), `older` the
@@ -81,24 +80,20 @@ impl Layout {
         self.shape().page_len(page)
     }
 
-    /// `(page, offset)` of `item`'s counter in each row.
-    pub(super) fn slots<'a>(&self, item: &'a [u8]) -> impl Iterator<Item = (u32, u32)> + 'a {
-        let shape = self.shape();
-        (0..shape.depth).map(move |row| shape.slot(item, row))
-    }
-
     /// Every item's counter slots, hashed once for all the uses of one call.
     pub(super) fn item_slots<'a>(&self, items: impl Iterator<Item = &'a [u8]>) -> ItemSlots {
+        let shape = self.shape();
         let depth = self.params.depth as usize;
         let (lower, _) = items.size_hint();
         let mut slots = Vec::with_capacity(lower.saturating_mul(depth));
         for item in items {
-            slots.extend(self.slots(item));
+            slots.extend(shape.slots(item));
         }
         ItemSlots {
             depth,
+            page_cells: shape.page_cells.max(1),
+            cells: shape.cells(),
             slots,
-            by_counter: OnceCell::new(),
         }
     }
 
@@ -114,11 +109,28 @@ impl Layout {
 /// The `(page, offset)` of each item's counter in each row, `depth` per item in order.
 pub(super) struct ItemSlots {
     depth: usize,
+    page_cells: u32,
+    cells: u64,
     slots: Vec<(u32, u32)>,
-    by_counter: OnceCell<Vec<(u32, u32, usize)>>,
 }
 
 impl ItemSlots {
+    /// Slots as given (`depth` per item), for tests of what is computed from them.
+    #[cfg(test)]
+    pub(super) fn from_parts(
+        depth: usize,
+        page_cells: u32,
+        cells: u64,
+        slots: Vec<(u32, u32)>,
+    ) -> ItemSlots {
+        ItemSlots {
+            depth,
+            page_cells,
+            cells,
+            slots,
+        }
+    }
+
     /// Item `i`'s slots, one per row.
     pub(super) fn of(&self, i: usize) -> &[(u32, u32)] {
         let start = i.saturating_mul(self.depth);
@@ -127,122 +139,32 @@ impl ItemSlots {
             .unwrap_or(&[])
     }
 
-    /// Rows per item: slot `n` is item `n / depth`'s.
+    /// Every slot: slot `n` is item `n / depth`'s, in row `n % depth`.
+    pub(super) fn all(&self) -> &[(u32, u32)] {
+        &self.slots
+    }
+
+    /// Rows per item.
     pub(super) fn depth(&self) -> usize {
         self.depth
     }
 
-    /// How many slots there are, `depth` per item.
-    pub(super) fn len(&self) -> usize {
-        self.slots.len()
+    /// Counters per page: a slot's counter is `page * page_cells + offset`.
+    pub(super) fn page_cells(&self) -> u32 {
+        self.page_cells
     }
 
-    /// Every slot as `(page, offset, n)`, `n` its place among all the items' slots,
-    /// sorted: one counter's slots together and in item order. Sorted once for all
-    /// the uses of one call (the operands, the estimates, the pages to read).
-    pub(super) fn by_counter(&self) -> &[(u32, u32, usize)] {
-        self.by_counter
-            .get_or_init(|| sorted_by_counter(&self.slots))
+    /// Counters in the sketch.
+    pub(super) fn cells(&self) -> u64 {
+        self.cells
     }
 
     /// The pages the items touch, sorted, each once.
     pub(super) fn pages(&self) -> Vec<u32> {
-        let mut pages: Vec<u32> = match self.by_counter.get() {
-            Some(order) => order.iter().map(|(page, _, _)| *page).collect(),
-            None => {
-                let mut pages: Vec<u32> = self.slots.iter().map(|(page, _)| *page).collect();
-                pages.sort_unstable();
-                pages
-            }
-        };
+        let mut pages: Vec<u32> = self.slots.iter().map(|(page, _)| *page).collect();
+        pages.dedup();
+        pages.sort_unstable();
         pages.dedup();
         pages
-    }
-}
-
-/// Bits of a packed sort key for the page, the offset and the slot's place.
-const PAGE_BITS: u32 = 16;
-const OFFSET_BITS: u32 = 24;
-const PLACE_BITS: u32 = 64 - PAGE_BITS - OFFSET_BITS;
-
-/// `slots` as `(page, offset, n)`, sorted. A hot key's batch holds thousands of slots
-/// and sorting them was a seventh of `CMS.INCRBY`'s I/O thread on one key: where every
-/// field fits, each slot sorts as one `u64` (page, offset, place, high bits first), the
-/// same order as the tuples' and about twice as fast; otherwise the tuples sort.
-fn sorted_by_counter(slots: &[(u32, u32)]) -> Vec<(u32, u32, usize)> {
-    let fits = slots.len() < 1 << PLACE_BITS
-        && slots
-            .iter()
-            .all(|&(page, offset)| page < 1 << PAGE_BITS && offset < 1 << OFFSET_BITS);
-    if !fits {
-        let mut order: Vec<(u32, u32, usize)> = slots
-            .iter()
-            .enumerate()
-            .map(|(n, &(page, offset))| (page, offset, n))
-            .collect();
-        order.sort_unstable();
-        return order;
-    }
-    let mut packed: Vec<u64> = slots
-        .iter()
-        .enumerate()
-        .map(|(n, &(page, offset))| {
-            (u64::from(page) << (OFFSET_BITS + PLACE_BITS))
-                | (u64::from(offset) << PLACE_BITS)
-                | n as u64
-        })
-        .collect();
-    packed.sort_unstable();
-    let mask = |bits: u32| (1u64 << bits) - 1;
-    packed
-        .into_iter()
-        .map(|key| {
-            let page = (key >> (OFFSET_BITS + PLACE_BITS)) as u32;
-            let offset = ((key >> PLACE_BITS) & mask(OFFSET_BITS)) as u32;
-            (page, offset, (key & mask(PLACE_BITS)) as usize)
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn tuples_sorted(slots: &[(u32, u32)]) -> Vec<(u32, u32, usize)> {
-        let mut order: Vec<_> = slots
-            .iter()
-            .enumerate()
-            .map(|(n, &(page, offset))| (page, offset, n))
-            .collect();
-        order.sort();
-        order
-    }
-
-    #[test]
-    fn packed_order_is_the_tuples_order_at_the_fields_limits() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
-        let limit_page = (1u32 << PAGE_BITS) - 1;
-        let limit_offset = (1u32 << OFFSET_BITS) - 1;
-        let mut slots: Vec<(u32, u32)> = (0..5000)
-            .map(|_| ((next() % 7) as u32, (next() % 50) as u32))
-            .collect();
-        slots.extend([(limit_page, limit_offset), (0, 0), (limit_page, 0), (3, 7)]);
-        assert_eq!(sorted_by_counter(&slots), tuples_sorted(&slots));
-        // Past a field's limit the tuples sort, in the same order.
-        for past in [
-            (1u32 << PAGE_BITS, 0),
-            (0, 1u32 << OFFSET_BITS),
-            (u32::MAX, u32::MAX),
-        ] {
-            let mut beyond = slots.clone();
-            beyond.insert(17, past);
-            assert_eq!(sorted_by_counter(&beyond), tuples_sorted(&beyond));
-        }
     }
 }

@@ -1,34 +1,24 @@
 //! An increment's operands: per page it touches, one counter delta with the summed
 //! additions (sparse, or dense once it covers half the page), and one tally delta.
 
-use super::layout::{ItemSlots, Layout};
+use super::layout::Layout;
 use crate::error::{Error, Result};
 use rocksketch_merge::counter::CounterDelta;
 use rocksketch_merge::tally::Tally;
 
-/// The `(page key, operand)` pairs of an increment: per page, one delta with the summed
-/// additions, sorted by page; then one tally delta with the summed increments.
+/// The `(page key, operand)` pairs of an increment, `pages` its additions summed per
+/// counter ([`Folded::pages`](super::fold::Folded::pages)): per page, one delta with the summed additions, sorted
+/// by page; then one tally delta with the summed increments.
 pub(super) fn increment_operands<I>(
     layout: &Layout,
     items: &[(I, u64)],
-    slots: &ItemSlots,
+    pages: Vec<(u32, Vec<(u32, u32)>)>,
 ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-    let adds: Vec<u32> = items.iter().map(|(_, incr)| saturate(*incr)).collect();
     let count = items
         .iter()
         .fold(0u64, |count, (_, incr)| count.wrapping_add(*incr));
-    let depth = slots.depth().max(1);
-    let add_of = |n: usize| adds.get(n / depth).copied().unwrap_or(0);
-    let mut out = Vec::new();
-    for group in slots.by_counter().chunk_by(|a, b| a.0 == b.0) {
-        let page = group[0].0;
-        let mut entries: Vec<(u32, u32)> = Vec::with_capacity(group.len());
-        for &(_, offset, n) in group {
-            match entries.last_mut() {
-                Some((last, sum)) if *last == offset => *sum = sum.saturating_add(add_of(n)),
-                _ => entries.push((offset, add_of(n))),
-            }
-        }
+    let mut out = Vec::with_capacity(pages.len() + 1);
+    for (page, entries) in pages {
         out.push((
             layout.page_key(page),
             encode_delta(layout.page_len(page), entries)?,
@@ -36,6 +26,11 @@ pub(super) fn increment_operands<I>(
     }
     out.push((layout.tally_key(), Tally::new(vec![count]).encode_delta()));
     Ok(out)
+}
+
+/// Each item's increment as the saturating `u32` addition its counters get.
+pub(super) fn additions<I>(items: &[(I, u64)]) -> Vec<u32> {
+    items.iter().map(|(_, incr)| saturate(*incr)).collect()
 }
 
 /// An increment as a saturating `u32` addition: anything at or above `u32::MAX`

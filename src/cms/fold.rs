@@ -18,7 +18,7 @@ use std::cell::RefCell;
 const SCRATCH_CELLS: u64 = 1 << 20;
 
 /// A call's slots folded per counter (see the module's comment).
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub(super) struct Folded {
     /// Per slot, in the slots' order: the sum of the additions that the call's later
     /// slots make to the same counter (saturating; a saturated sum means the counter

@@ -23,6 +23,8 @@ use std::collections::BTreeMap;
 
 pub use rocksketch_merge::layout::cms::{MAX_CELLS, MAX_DEPTH};
 
+pub(crate) use answers::Request as CombinedRequest;
+use answers::Request;
 use layout::{ItemSlots, Layout};
 use operands::{additions, increment_operands, saturate};
 
@@ -160,23 +162,17 @@ impl Cms {
     /// Concurrent calls on one sketch are combined: their pairs go as one call (one
     /// write batch, one read), each answered with its own pairs' estimates.
     pub fn incr_by_with_estimates<I: AsRef<[u8]>>(&self, items: &[(I, u64)]) -> Result<Vec<u32>> {
-        let request: Vec<(Vec<u8>, u64)> = items
-            .iter()
-            .map(|(item, incr)| (item.as_ref().to_vec(), *incr))
-            .collect();
         let store = &self.store;
-        store
-            .combiners()
-            .cms_incr
-            .run(self.ns, &self.key, request, |ns, key, requests| {
-                let pairs: Vec<(&[u8], u64)> = requests
-                    .iter()
-                    .flatten()
-                    .map(|(item, incr)| (item.as_slice(), *incr))
-                    .collect();
+        store.combiners().cms_incr.run(
+            self.ns,
+            &self.key,
+            Request::new(items),
+            |ns, key, requests| {
+                let pairs = answers::all_pairs(requests);
                 let cms = Cms::new(store.clone(), ns, key.to_vec());
                 answers::per_request(requests, cms.incr_by_with_estimates_alone(&pairs))
-            })
+            },
+        )
     }
 
     /// The increments written and their estimates: an outer error when nothing was

@@ -129,7 +129,7 @@ impl Drop for Inner {
 pub(crate) struct Combiners {
     pub(crate) bf_add: Combiner<Vec<u8>, bool>,
     pub(crate) cf_add_nx: Combiner<Vec<u8>, bool>,
-    pub(crate) cms_incr: Combiner<Vec<(Vec<u8>, u64)>, Vec<u32>>,
+    pub(crate) cms_incr: Combiner<crate::cms::CombinedRequest, Vec<u32>>,
 }
 
 impl Store {

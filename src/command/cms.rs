@@ -52,20 +52,25 @@ pub(super) fn init_by_prob(ns: &Namespace, args: &mut Args) -> Result<Reply> {
     Ok(Reply::ok())
 }
 
-/// One `CMS.INCRBY`'s (item, increment) pairs.
-type Pairs<'a> = Vec<(&'a [u8], u64)>;
-
 /// `CMS.INCRBY`'s (item, increment) pairs (read by [`KeyAndList::pairs`], after the key
-/// is checked, as RedisBloom does), or the error that rejects the command as a whole.
-fn increments(list: &[Vec<u8>]) -> Result<Pairs<'_>> {
+/// is checked, as RedisBloom does), appended to `out`; how many, or the error that
+/// rejects the command as a whole (then `out` is left as it was).
+fn increments<'a>(list: &'a [Vec<u8>], out: &mut Vec<(&'a [u8], u64)>) -> Result<usize> {
+    let start = out.len();
     let mut pairs = Args::of("cms.incrby", list);
-    let mut out = Vec::with_capacity(list.len() / 2);
-    while let Some(item) = pairs.next_opt() {
-        let incr = pairs.next_i64(CmsError::CannotParseNumber)?;
-        let incr = u64::try_from(incr).map_err(|_| CmsError::NumberNegative)?;
-        out.push((item, incr));
+    let mut read = || {
+        while let Some(item) = pairs.next_opt() {
+            let incr = pairs.next_i64(CmsError::CannotParseNumber)?;
+            let incr = u64::try_from(incr).map_err(|_| CmsError::NumberNegative)?;
+            out.push((item, incr));
+        }
+        Ok(out.len() - start)
+    };
+    let read = read();
+    if read.is_err() {
+        out.truncate(start);
     }
-    Ok(out)
+    read
 }
 
 /// `CMS.INCRBY`'s reply: the estimates, an error in place of any that overflowed.
@@ -84,7 +89,8 @@ pub(super) fn incr_by(ns: &Namespace, args: &mut Args) -> Result<Reply> {
     let KeyAndList { key, list } = KeyAndList::pairs(args)?;
     let cms = ns.cms(key);
     cms.dims()?;
-    let pairs = increments(list)?;
+    let mut pairs = Vec::with_capacity(list.len() / 2);
+    increments(list, &mut pairs)?;
     let estimates = cms.incr_by_with_estimates(&pairs)?;
     Ok(estimates_reply(estimates.into_iter()))
 }
@@ -103,11 +109,12 @@ pub(super) fn incr_by_run(ns: &Namespace, run: Run) -> Vec<Reply> {
             .map(|c| c.as_ref().map_or_else(Reply::from, |_| err.clone()))
             .collect();
     }
-    let parsed: Vec<Result<Pairs>> = commands
+    // Every command's pairs in one vector; each command keeps its count (or error).
+    let mut pairs = Vec::with_capacity(commands.len());
+    let parsed: Vec<Result<usize>> = commands
         .into_iter()
-        .map(|c| c.and_then(|c| increments(c.list)))
+        .map(|c| c.and_then(|c| increments(c.list, &mut pairs)))
         .collect();
-    let pairs: Vec<(&[u8], u64)> = parsed.iter().flatten().flatten().copied().collect();
     let estimates = match cms.incr_by_with_estimates(&pairs) {
         Ok(estimates) => estimates,
         Err(err) => return run.each(Reply::from(&err)),
@@ -117,7 +124,7 @@ pub(super) fn incr_by_run(ns: &Namespace, run: Run) -> Vec<Reply> {
         .iter()
         .map(|p| match p {
             Err(err) => Reply::from(err),
-            Ok(pairs) => estimates_reply(estimates.by_ref().take(pairs.len())),
+            Ok(count) => estimates_reply(estimates.by_ref().take(*count)),
         })
         .collect()
 }

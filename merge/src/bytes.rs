@@ -60,6 +60,51 @@ pub fn u32_pairs(bytes: &[u8]) -> impl Iterator<Item = (u32, u32)> + '_ {
     })
 }
 
+/// Appends `value` as an unsigned LEB128 varint (1 to 5 bytes).
+pub fn put_varint_u32(out: &mut Vec<u8>, mut value: u32) {
+    while value >= 0x80 {
+        out.push(value as u8 | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+/// How many bytes [`put_varint_u32`] writes for `value`.
+pub fn varint_u32_len(value: u32) -> usize {
+    (32 - (value | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+/// The unsigned LEB128 varint at the front of `input`, which is advanced past it;
+/// `None` for one cut short or past 32 bits (its fifth byte over 4 bits, or a sixth).
+#[inline]
+pub fn take_varint_u32(input: &mut &[u8]) -> Option<u32> {
+    // One and two bytes (a count-min delta's usual addition and index) without the loop.
+    match **input {
+        [b0, ref rest @ ..] if b0 < 0x80 => {
+            *input = rest;
+            return Some(u32::from(b0));
+        }
+        [b0, b1, ref rest @ ..] if b1 < 0x80 => {
+            *input = rest;
+            return Some(u32::from(b0 & 0x7f) | (u32::from(b1) << 7));
+        }
+        _ => {}
+    }
+    let mut value = 0u32;
+    for shift in (0..35).step_by(7) {
+        let (&byte, rest) = input.split_first()?;
+        *input = rest;
+        if shift == 28 && byte > 0x0f {
+            return None;
+        }
+        value |= u32::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return Some(value);
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -81,5 +126,38 @@ mod tests {
         assert_eq!(u32s(&b).collect::<Vec<_>>(), [1, 2]);
         assert_eq!(u32_pairs(&b).collect::<Vec<_>>(), [(1, 2)]);
         assert_eq!(u64s(&b).collect::<Vec<_>>(), [(2 << 32) | 1]);
+    }
+
+    #[test]
+    fn varints_round_trip_and_refuse_cut_or_oversized_ones() {
+        for value in [
+            0,
+            1,
+            127,
+            128,
+            16_383,
+            16_384,
+            1 << 21,
+            (1 << 28) - 1,
+            1 << 28,
+            u32::MAX,
+        ] {
+            let mut out = Vec::new();
+            put_varint_u32(&mut out, value);
+            assert_eq!(out.len(), varint_u32_len(value), "{value}");
+            out.push(0xAA);
+            let mut input = out.as_slice();
+            assert_eq!(take_varint_u32(&mut input), Some(value));
+            assert_eq!(input, [0xAA]);
+            let mut cut = &out[..out.len() - 2];
+            assert_eq!(take_varint_u32(&mut cut), None, "{value} cut");
+        }
+        // 2^32: a fifth byte of 5 bits; and six bytes.
+        assert_eq!(
+            take_varint_u32(&mut [0x80, 0x80, 0x80, 0x80, 0x10].as_slice()),
+            None
+        );
+        assert_eq!(take_varint_u32(&mut [0xff; 6].as_slice()), None);
+        assert_eq!(take_varint_u32(&mut [].as_slice()), None);
     }
 }

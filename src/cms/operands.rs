@@ -1,5 +1,5 @@
 //! An increment's operands: per page it touches, one counter delta with the summed
-//! additions (sparse, or dense once it covers half the page), and one tally delta.
+//! additions (sparse, or dense where that is smaller), and one tally delta.
 
 use super::layout::Layout;
 use crate::error::{Error, Result};
@@ -39,9 +39,9 @@ pub(super) fn saturate(incr: u64) -> u32 {
     u32::try_from(incr).unwrap_or(u32::MAX)
 }
 
-/// A delta in its smaller form: sparse entries, or dense once they cover half the page.
+/// A delta in its smaller form: sparse entries (compact), or dense.
 fn encode_delta(page_len: u32, entries: Vec<(u32, u32)>) -> Result<Vec<u8>> {
-    let delta = if entries.len() * 2 < page_len as usize {
+    let delta = if CounterDelta::sparse_is_smaller(page_len, &entries) {
         CounterDelta::sparse(page_len, entries)
     } else {
         let mut adds = vec![0u32; page_len as usize];

@@ -88,10 +88,73 @@ fn encode_sum_picks_the_smaller_form() {
         CounterDelta::decode(&few).unwrap().body(),
         DeltaBody::Sparse(entries) if entries == &vec![(6, 9)]
     ));
-    let many = CounterDelta::encode_sum(&[1, 2, 3, 0]);
+    // Three compact entries (6 bytes) are smaller than 4 dense cells (16)...
+    let three = CounterDelta::encode_sum(&[1, 2, 3, 0]);
+    assert!(matches!(
+        CounterDelta::decode(&three).unwrap().body(),
+        DeltaBody::Sparse(entries) if entries == &vec![(0, 1), (1, 2), (2, 3)]
+    ));
+    // ...three of 6 bytes each (18) are not.
+    let big = 1 << 28;
+    let many = CounterDelta::encode_sum(&[big, big, big, 0]);
     assert!(matches!(
         CounterDelta::decode(&many).unwrap().body(),
         DeltaBody::Dense(_)
     ));
     assert!(many.len() <= CounterPage::zeroed(4).encode().len() + BODY_OFFSET);
+    assert!(three.len() < many.len());
+}
+
+/// A delta in form 0 (fixed-width sparse entries), as releases before the compact
+/// form wrote them.
+fn form_0(page_len: u32, entries: &[(u32, u32)]) -> Vec<u8> {
+    let mut out = header::begin(Kind::CounterDelta, BODY_OFFSET + entries.len() * 8);
+    out.extend_from_slice(&page_len.to_le_bytes());
+    out.push(FORM_SPARSE);
+    for (index, add) in entries {
+        out.extend_from_slice(&index.to_le_bytes());
+        out.extend_from_slice(&add.to_le_bytes());
+    }
+    header::finish(out)
+}
+
+#[test]
+fn form_0_deltas_still_read_and_merge_like_compact_ones() {
+    let entries = vec![(3, 5), (7, u32::MAX), (3, 1), (0, 0)];
+    let old = form_0(8, &entries);
+    let new = CounterDelta::sparse(8, entries.clone()).unwrap().encode();
+    assert_eq!(old[header::HEADER_LEN + FORM_OFFSET], FORM_SPARSE);
+    assert_eq!(new[header::HEADER_LEN + FORM_OFFSET], FORM_COMPACT);
+    assert!(new.len() < old.len(), "{} {}", new.len(), old.len());
+    assert_eq!(CounterDelta::decode(&old), CounterDelta::decode(&new));
+    let page = CounterPage::from_cells(vec![1; 8]).encode();
+    let merged = |op: &[u8]| crate::fold::fold::<CounterPage>(Some(&page), &[op, op]).value;
+    assert_eq!(merged(&old), merged(&new));
+    assert_eq!(partial_merge(&[&old, &new]), partial_merge(&[&new, &old]));
+    assert!(CounterDelta::decode(&form_0(8, &[(8, 1)])).is_err());
+}
+
+#[test]
+fn compact_deltas_with_bad_entries_are_refused() {
+    let framed = |body: &[u8]| {
+        let mut out = header::begin(Kind::CounterDelta, BODY_OFFSET + body.len());
+        out.extend_from_slice(&8u32.to_le_bytes());
+        out.push(FORM_COMPACT);
+        out.extend_from_slice(body);
+        header::finish(out)
+    };
+    assert!(CounterDelta::decode(&framed(&[1, 2, 7, 0])).is_ok());
+    for bad in [
+        &[1][..],                           // an index without its addition
+        &[8, 1],                            // an index beyond the page
+        &[1, 0x80],                         // a cut addition
+        &[1, 0xff, 0xff, 0xff, 0xff, 0x1f], // an addition past 32 bits
+        &[0x88, 0x80, 0x80, 0x80, 0x00, 1], // an index past 32 bits' varint
+    ] {
+        let bytes = framed(bad);
+        assert!(CounterDelta::decode(&bytes).is_err(), "{bad:?}");
+        let page = CounterPage::zeroed(8).encode();
+        let folded = crate::fold::fold::<CounterPage>(Some(&page), &[&bytes]);
+        assert_eq!(folded.skipped, 1, "{bad:?}");
+    }
 }

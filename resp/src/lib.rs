@@ -320,11 +320,31 @@ fn read_line<'a>(
     }
 }
 
+/// A length as `i64`'s `FromStr` reads it (an optional sign, then at least one digit,
+/// no overflow), without the UTF-8 check and the generic parser: one runs per argument.
 fn parse_count(text: &[u8], what: &str) -> Result<i64, ProtocolError> {
-    std::str::from_utf8(text)
-        .ok()
-        .and_then(|t| t.parse().ok())
-        .ok_or_else(|| ProtocolError(format!("invalid {what} length")))
+    let bad = || ProtocolError(format!("invalid {what} length"));
+    let (negative, digits) = match text {
+        [b'-', rest @ ..] => (true, rest),
+        [b'+', rest @ ..] => (false, rest),
+        _ => (false, text),
+    };
+    if digits.is_empty() {
+        return Err(bad());
+    }
+    let mut n: i64 = 0;
+    for &byte in digits {
+        let digit = match byte {
+            b'0'..=b'9' => i64::from(byte - b'0'),
+            _ => return Err(bad()),
+        };
+        let next = n.checked_mul(10).and_then(|n| match negative {
+            true => n.checked_sub(digit),
+            false => n.checked_add(digit),
+        });
+        n = next.ok_or_else(bad)?;
+    }
+    Ok(n)
 }
 
 /// One `$len\r\nbytes\r\n` argument at `at`, and where the next one starts.

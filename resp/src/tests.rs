@@ -133,3 +133,49 @@ fn malformed_and_oversized_requests_are_errors() {
     assert!(parse(b"a b c d e\n", &limits).is_err());
     assert_eq!(parse(b"\r\n", &limits), Ok(Some((vec![], 2))));
 }
+
+#[test]
+fn lengths_parse_as_i64_from_str_does() {
+    let cases: [&[u8]; 16] = [
+        b"0",
+        b"7",
+        b"-1",
+        b"+3",
+        b"",
+        b"-",
+        b"+",
+        b"12a",
+        b" 1",
+        b"1 ",
+        b"9223372036854775807",
+        b"9223372036854775808",
+        b"-9223372036854775808",
+        b"-9223372036854775809",
+        b"00012",
+        b"\xff1",
+    ];
+    for text in cases {
+        let expected = std::str::from_utf8(text)
+            .ok()
+            .and_then(|t| t.parse::<i64>().ok());
+        assert_eq!(super::parse_count(text, "bulk").ok(), expected, "{text:?}");
+    }
+}
+
+quickcheck::quickcheck! {
+    fn lengths_parse_as_i64_from_str_does_for_any_bytes(text: Vec<u8>) -> bool {
+        let expected = std::str::from_utf8(&text).ok().and_then(|t| t.parse::<i64>().ok());
+        super::parse_count(&text, "bulk").ok() == expected
+    }
+
+    fn numbers_and_their_overflows_parse_as_i64_from_str_does(n: i64, digit: u8, plus: bool) -> bool {
+        let text = match plus && n >= 0 {
+            true => format!("+{n}"),
+            false => n.to_string(),
+        };
+        let longer = format!("{text}{}", digit % 10);
+        [text, longer].iter().all(|t| {
+            super::parse_count(t.as_bytes(), "bulk").ok() == t.parse::<i64>().ok()
+        })
+    }
+}

@@ -145,8 +145,10 @@ pub fn run_length(requests: &[Vec<Vec<u8>>], at: usize) -> usize {
         return 1;
     };
     // The same name as the first's (in any case) is the same row: no lookup per request.
+    // Clients send one spelling, so the exact comparison (vectorized) usually decides.
+    let same_name = |name: &[u8]| name == first[0] || name.eq_ignore_ascii_case(&first[0]);
     let joins = |r: &&Vec<Vec<u8>>| match r.as_slice() {
-        [name, k, ..] => name.eq_ignore_ascii_case(&first[0]) && k == key && spec.arity_ok(r.len()),
+        [name, k, ..] => same_name(name) && k == key && spec.arity_ok(r.len()),
         _ => false,
     };
     1 + requests[at + 1..].iter().take_while(joins).count()

@@ -75,7 +75,9 @@ pub fn varint_u32_len(value: u32) -> usize {
 }
 
 /// The unsigned LEB128 varint at the front of `input`, which is advanced past it;
-/// `None` for one cut short or past 32 bits (its fifth byte over 4 bits, or a sixth).
+/// `None` for one cut short, past 32 bits (its fifth byte over 4 bits, or a sixth), or
+/// longer than it needs to be (a last byte of 0 after others): each value has one
+/// encoding, so a decoded value re-encodes to the same bytes.
 #[inline]
 pub fn take_varint_u32(input: &mut &[u8]) -> Option<u32> {
     // One and two bytes (a count-min delta's usual addition and index) without the loop.
@@ -84,6 +86,7 @@ pub fn take_varint_u32(input: &mut &[u8]) -> Option<u32> {
             *input = rest;
             return Some(u32::from(b0));
         }
+        [_, 0, ..] => return None,
         [b0, b1, ref rest @ ..] if b1 < 0x80 => {
             *input = rest;
             return Some(u32::from(b0 & 0x7f) | (u32::from(b1) << 7));
@@ -99,7 +102,7 @@ pub fn take_varint_u32(input: &mut &[u8]) -> Option<u32> {
         }
         value |= u32::from(byte & 0x7f) << shift;
         if byte & 0x80 == 0 {
-            return Some(value);
+            return (byte != 0 || shift == 0).then_some(value);
         }
     }
     None
@@ -159,5 +162,8 @@ mod tests {
         );
         assert_eq!(take_varint_u32(&mut [0xff; 6].as_slice()), None);
         assert_eq!(take_varint_u32(&mut [].as_slice()), None);
+        // Overlong: 0 in two bytes, 1 in three.
+        assert_eq!(take_varint_u32(&mut [0x80, 0x00].as_slice()), None);
+        assert_eq!(take_varint_u32(&mut [0x81, 0x80, 0x00].as_slice()), None);
     }
 }

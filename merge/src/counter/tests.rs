@@ -150,6 +150,7 @@ fn compact_deltas_with_bad_entries_are_refused() {
         &[1, 0x80],                         // a cut addition
         &[1, 0xff, 0xff, 0xff, 0xff, 0x1f], // an addition past 32 bits
         &[0x88, 0x80, 0x80, 0x80, 0x00, 1], // an index past 32 bits' varint
+        &[0x81, 0x00, 1],                   // an overlong index (two bytes for 1)
     ] {
         let bytes = framed(bad);
         assert!(CounterDelta::decode(&bytes).is_err(), "{bad:?}");

@@ -180,7 +180,11 @@ impl CounterDelta {
         let view = DeltaView::decode(bytes)?;
         let body = match view.form {
             Form::Sparse | Form::Compact => {
-                let mut entries = Vec::with_capacity(view.body.len() / 2);
+                let per_entry = match view.form {
+                    Form::Sparse => SPARSE_ENTRY_LEN,
+                    _ => 2,
+                };
+                let mut entries = Vec::with_capacity(view.body.len() / per_entry);
                 view.for_each(|index, add| entries.push((index, add)));
                 DeltaBody::Sparse(entries)
             }

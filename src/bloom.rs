@@ -170,6 +170,7 @@ impl BloomFilter {
         let hashed: Vec<(u64, u64)> = items.iter().map(|i| hashes(i.as_ref())).collect();
         let probes = Probes::new(&params, &hashed);
         let pages = self.read_item_pages(&prefix, &probes)?;
+        let read = probes.read_all(&pages);
         // A windowed filter: the older live generations answer whether an item is new,
         // but an item they hold is still written to the current one, which keeps it
         // for a whole window from now.
@@ -189,7 +190,9 @@ impl BloomFilter {
         let mut added = Vec::with_capacity(items.len());
         let mut outcome = Ok(());
         for (n, h) in hashed.iter().enumerate() {
-            if probes.contains(&pages, &new_bits, n) || in_grown(&probes, &params, &new_bits, *h) {
+            if probes.contains_read(&read, &new_bits, n)
+                || in_grown(&probes, &params, &new_bits, *h)
+            {
                 added.push(false);
                 continue;
             }
@@ -356,8 +359,9 @@ impl BloomFilter {
         // Over a window, each live generation in turn, until every item is found.
         for prefix in &guard.prefixes(&meta).live {
             let pages = self.read_item_pages(prefix, &probes)?;
+            let read = probes.read_all(&pages);
             for (n, found) in found.iter_mut().enumerate() {
-                *found = *found || probes.contains(&pages, &Fresh::new(), n);
+                *found = *found || probes.contains_read(&read, &Fresh::new(), n);
             }
             if found.iter().all(|f| *f) {
                 break;

@@ -167,3 +167,61 @@ pub(super) fn add_operands<I: AsRef<[u8]>>(
     out.push((tally::page_key(prefix), added));
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quickcheck::{quickcheck, TestResult};
+    use rocksketch_merge::bits::BitPage;
+
+    quickcheck! {
+        /// Testing items from what `read_all` read answers as testing them on the pages,
+        /// over chains of several sub-filters, pages missing, half-set pages and bits
+        /// set by the batch itself.
+        fn contains_read_matches_contains(
+            items: Vec<u32>, filters: u8, fill: u64, missing: u8, fresh_items: Vec<u8>
+        ) -> TestResult {
+            if items.is_empty() {
+                return TestResult::discard();
+            }
+            let params = BloomParams {
+                error: 0.01,
+                capacity: 200,
+                expansion: 2,
+                filters: u32::from(filters % 4) + 1,
+                page_bits: 256,
+            };
+            let hashed: Vec<(u64, u64)> =
+                items.iter().map(|i| hashes(&i.to_le_bytes())).collect();
+            let probes = Probes::new(&params, &hashed);
+            let mut pages = BitPages::default();
+            for (n, &(sub, page)) in probes.wanted.iter().enumerate() {
+                if (n as u8).wrapping_mul(37) < missing {
+                    continue;
+                }
+                let bits = probes.subs[sub as usize].page_bits;
+                let mut p = BitPage::zeroed(bits);
+                // Each page its own share of set bits, none to all, so that an item's
+                // answer depends on which pages its bits are read from.
+                let share = (fill.rotate_left(n as u32 * 7) % 9) as u32;
+                for bit in 0..bits {
+                    if (bit.wrapping_mul(0x9E37_79B9) >> 7) % 8 < share {
+                        p.set(bit);
+                    }
+                }
+                pages.insert((sub, page), Arc::new(Page::Bits(p)));
+            }
+            let mut fresh = Fresh::new();
+            for &i in &fresh_items {
+                let item = usize::from(i) % items.len();
+                let sub = probes.filters() - 1;
+                let (page, bits) = probes.subs[sub as usize].locate(hashed[item]);
+                fresh.entry((sub, page)).or_default().extend(bits);
+            }
+            let read = probes.read_all(&pages);
+            TestResult::from_bool((0..items.len()).all(|n| {
+                probes.contains_read(&read, &fresh, n) == probes.contains(&pages, &fresh, n)
+            }))
+        }
+    }
+}

@@ -176,8 +176,8 @@ mod tests {
 
     quickcheck! {
         /// Testing items from what `read_all` read answers as testing them on the pages,
-        /// over chains of several sub-filters, pages missing, half-set pages and bits
-        /// set by the batch itself.
+        /// over chains of several sub-filters, pages missing or with any share of bits
+        /// set, and bits set by the batch itself.
         fn contains_read_matches_contains(
             items: Vec<u32>, filters: u8, fill: u64, missing: u8, fresh_items: Vec<u8>
         ) -> TestResult {

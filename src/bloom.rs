@@ -26,7 +26,7 @@ mod sizing;
 
 use create::IfMissing;
 pub use debug::SubFilterInfo;
-use pages::{add_operands, BitPages, Fresh, Probes};
+use pages::{add_operands, Fresh, Probes};
 use sizing::{chain, hashes, sub_of, validate, validate_stored, Sub};
 
 /// RedisBloom's defaults for a filter created by `BF.ADD`.
@@ -169,16 +169,17 @@ impl BloomFilter {
         let prefix = prefixes.write().to_vec();
         let hashed: Vec<(u64, u64)> = items.iter().map(|i| hashes(i.as_ref())).collect();
         let probes = Probes::new(&params, &hashed);
-        let pages = self.read_item_pages(&prefix, &probes)?;
-        let read = probes.read_all(&pages);
+        // The probed bits as read, the pages let go at once: the write applies its bits
+        // to the cached pages in place, which would copy a page still shared here.
+        let read = probes.read_all(&self.read_item_pages(&prefix, &probes)?);
         // A windowed filter: the older live generations answer whether an item is new,
         // but an item they hold is still written to the current one, which keeps it
         // for a whole window from now.
         let older = prefixes
             .older()
             .iter()
-            .map(|p| self.read_item_pages(p, &probes))
-            .collect::<Result<Vec<BitPages>>>()?;
+            .map(|p| Ok(probes.read_all(&self.read_item_pages(p, &probes)?)))
+            .collect::<Result<Vec<Vec<bool>>>>()?;
         let mut counts = self.counts(&prefix)?.per_sub();
         let mut added_to = vec![0u64; MAX_FILTERS as usize];
         // The bits this batch sets, by (sub-filter, page): the operands it writes, and
@@ -198,7 +199,7 @@ impl BloomFilter {
             }
             let seen = older
                 .iter()
-                .any(|pages| probes.contains(pages, &Fresh::new(), n));
+                .any(|read| probes.contains_read(read, &Fresh::new(), n));
             let mut newest = params.filters - 1;
             if counts[newest as usize] >= sub_of(&params, newest).capacity {
                 if params.expansion == 0 {
@@ -223,9 +224,6 @@ impl BloomFilter {
             params: Params::Bloom(params),
             ..meta
         });
-        // Let go of the pages first: the write applies its bits to the cached pages in
-        // place, which would copy a page still shared here.
-        drop((pages, older));
         self.write_adds(&guard, &prefix, &params, grown, new_bits, &added_to)?;
         answers.extend(added);
         outcome

@@ -35,6 +35,8 @@ const FORM_COMPACT: u8 = 2;
 /// The most bytes a compact entry takes: an index under 2^21 (pages are smaller) in 3,
 /// an addition in 5.
 const MAX_COMPACT_ENTRY: usize = 8;
+/// The fewest: a one-byte index and a one-byte addition.
+const MIN_COMPACT_ENTRY: usize = 2;
 const _: () = assert!(crate::MAX_PAGE_BYTES / 4 <= 1 << 21);
 
 /// A materialized page of counters.
@@ -182,7 +184,7 @@ impl CounterDelta {
             Form::Sparse | Form::Compact => {
                 let per_entry = match view.form {
                     Form::Sparse => SPARSE_ENTRY_LEN,
-                    _ => 2,
+                    _ => MIN_COMPACT_ENTRY,
                 };
                 let mut entries = Vec::with_capacity(view.body.len() / per_entry);
                 view.for_each(|index, add| entries.push((index, add)));

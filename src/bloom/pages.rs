@@ -103,7 +103,8 @@ impl Probes {
         read
     }
 
-    /// [`Probes::contains`] from what [`Probes::read_all`] read of the pages.
+    /// Whether every bit of item `item` is set in some sub-filter, as [`Probes::read_all`]
+    /// read the pages, or in `fresh`, the bits set since they were read.
     pub(super) fn contains_read(&self, read: &[bool], fresh: &Fresh, item: usize) -> bool {
         let n = self.subs.len();
         (0..n).any(|i| {
@@ -112,24 +113,6 @@ impl Probes {
             let end = self.at[entry + 1].1;
             let set = fresh.get(&(i as u32, page)).map_or(&[][..], Vec::as_slice);
             (start..end).all(|j| read[j] || set.contains(&self.bits[j]))
-        })
-    }
-
-    /// Whether every bit of item `item` is set in some sub-filter's page of `pages`;
-    /// `fresh` holds the bits set since the pages were read.
-    pub(super) fn contains(&self, pages: &BitPages, fresh: &Fresh, item: usize) -> bool {
-        let n = self.subs.len();
-        (0..n).any(|i| {
-            let entry = item * n + i;
-            let (page, start) = self.at[entry];
-            let bits = &self.bits[start..self.at[entry + 1].1];
-            let read = match pages.get(&(i as u32, page)).map(|p| &**p) {
-                Some(Page::Bits(p)) => Some(p),
-                _ => None,
-            };
-            let set = fresh.get(&(i as u32, page)).map_or(&[][..], Vec::as_slice);
-            bits.iter()
-                .all(|b| read.is_some_and(|p| p.get(*b)) || set.contains(b))
         })
     }
 }
@@ -173,6 +156,24 @@ mod tests {
     use super::*;
     use quickcheck::{quickcheck, TestResult};
     use rocksketch_merge::bits::BitPage;
+
+    /// Whether every bit of item `item` is set in some sub-filter's page of `pages`, or
+    /// in `fresh`, tested on the pages themselves: what `contains_read` must answer.
+    fn contains(probes: &Probes, pages: &BitPages, fresh: &Fresh, item: usize) -> bool {
+        let n = probes.subs.len();
+        (0..n).any(|i| {
+            let entry = item * n + i;
+            let (page, start) = probes.at[entry];
+            let bits = &probes.bits[start..probes.at[entry + 1].1];
+            let read = match pages.get(&(i as u32, page)).map(|p| &**p) {
+                Some(Page::Bits(p)) => Some(p),
+                _ => None,
+            };
+            let set = fresh.get(&(i as u32, page)).map_or(&[][..], Vec::as_slice);
+            bits.iter()
+                .all(|b| read.is_some_and(|p| p.get(*b)) || set.contains(b))
+        })
+    }
 
     quickcheck! {
         /// Testing items from what `read_all` read answers as testing them on the pages,
@@ -220,7 +221,7 @@ mod tests {
             }
             let read = probes.read_all(&pages);
             TestResult::from_bool((0..items.len()).all(|n| {
-                probes.contains_read(&read, &fresh, n) == probes.contains(&pages, &fresh, n)
+                probes.contains_read(&read, &fresh, n) == contains(&probes, &pages, &fresh, n)
             }))
         }
     }

@@ -14,6 +14,7 @@ use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
 
 mod admin;
+mod client;
 mod config;
 mod connection;
 mod info;
@@ -27,10 +28,9 @@ pub(crate) use replication::is_this_host;
 /// The host's handlers, as the command table names them.
 pub(crate) mod host {
     pub(crate) use super::admin::{bgsave, debug, lastsave, module, save};
+    pub(crate) use super::client::client;
     pub(crate) use super::config::{config, slowlog};
-    pub(crate) use super::connection::{
-        auth, client, echo, hello, ping, reset, select, unwatch, watch,
-    };
+    pub(crate) use super::connection::{auth, echo, hello, ping, reset, select, unwatch, watch};
     pub(crate) use super::info::info;
     pub(crate) use super::keyspace::{
         dbsize, del, exists, expire, flush, key_type, keys, persist, scan, ttl,

@@ -1,0 +1,187 @@
+//! `CLIENT`: `SETINFO`, `SETNAME`, `GETNAME`, `ID`, `INFO`, `LIST` and `KILL`.
+
+use super::connection::set_name;
+use super::*;
+use crate::ClientInfo;
+
+/// `CLIENT SETINFO | SETNAME | GETNAME | ID | INFO | LIST | KILL`.
+pub(crate) fn client(conn: &mut Connection, args: &mut Args) -> HostResult {
+    let word = args.next_arg()?;
+    let sub = lower(word);
+    Ok(match (sub.as_str(), args.rest()) {
+        ("id", []) => Reply::Int(conn.id as i64),
+        ("setname", [name]) => {
+            set_name(conn, name)?;
+            Reply::ok()
+        }
+        ("getname", []) => {
+            let name = conn
+                .shared
+                .clients
+                .lock()
+                .get(&conn.id)
+                .map(|c| c.info.name.clone());
+            match name {
+                Some(name) if !name.is_empty() => bulk(name),
+                _ => Reply::Nil,
+            }
+        }
+        ("setinfo", [option, value]) => {
+            let value = String::from_utf8_lossy(value).into_owned();
+            if value.bytes().any(|b| !(b'!'..=b'~').contains(&b)) {
+                return Err(Reply::Error(format!(
+                    "ERR {} cannot contain spaces, newlines or special characters.",
+                    lower(option)
+                )));
+            }
+            match lower(option).as_str() {
+                "lib-name" => conn.shared.update_client(conn.id, |c| c.lib_name = value),
+                "lib-ver" => conn.shared.update_client(conn.id, |c| c.lib_ver = value),
+                _ => {
+                    return Err(Reply::Error(format!(
+                        "ERR Unrecognized option '{}'",
+                        String::from_utf8_lossy(option)
+                    )))
+                }
+            }
+            Reply::ok()
+        }
+        ("info", []) => {
+            let clients = conn.shared.clients.lock();
+            let line = clients
+                .get(&conn.id)
+                .map(|c| client_line(conn.id, &c.info))
+                .unwrap_or_default();
+            bulk(line)
+        }
+        ("list", _) => {
+            let clients = conn.shared.clients.lock();
+            let mut ids: Vec<&u64> = clients.keys().collect();
+            ids.sort();
+            let text: String = ids
+                .into_iter()
+                .filter_map(|id| clients.get(id).map(|c| client_line(*id, &c.info)))
+                .collect();
+            bulk(text)
+        }
+        ("kill", [addr]) => {
+            // The old form: one address, `+OK` or an error, the caller included.
+            if kill_where(conn, |_, info| info.addr.as_bytes() == addr.as_slice()) == 0 {
+                return Err(err("ERR No such client"));
+            }
+            Reply::ok()
+        }
+        ("kill", filters) if !filters.is_empty() => {
+            let filter = KillFilter::parse(filters)?;
+            let me = conn.id;
+            Reply::Int(kill_where(conn, |id, info| {
+                (id != me || !filter.skip_me) && filter.matches(id, info)
+            }) as i64)
+        }
+        ("id" | "setname" | "getname" | "setinfo" | "info" | "kill", _) => Reply::Error(format!(
+            "ERR wrong number of arguments for 'client|{sub}' command"
+        )),
+        _ => Reply::Error(format!(
+            "ERR unknown subcommand '{}'. Try CLIENT HELP.",
+            String::from_utf8_lossy(word)
+        )),
+    })
+}
+
+pub(super) fn client_line(id: u64, c: &crate::ClientInfo) -> String {
+    let age = c.connected.map_or(0, |t| t.elapsed().as_secs());
+    format!(
+        "id={id} addr={} laddr={} fd=0 name={} age={age} idle=0 flags=N db={} sub=0 psub=0 \
+         ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 \
+         omem=0 tot-mem=0 events=r cmd=client|list user=default redir=-1 resp={} \
+         lib-name={} lib-ver={}\n",
+        c.addr, c.laddr, c.name, c.db, c.resp, c.lib_name, c.lib_ver
+    )
+}
+
+/// Kills every connection `matches` accepts; how many.
+fn kill_where(conn: &Connection, matches: impl Fn(u64, &ClientInfo) -> bool) -> usize {
+    let clients = conn.shared.clients.lock();
+    let mut killed = 0;
+    for (id, entry) in clients.iter() {
+        if matches(*id, &entry.info) {
+            entry.kill.kill();
+            killed += 1;
+        }
+    }
+    killed
+}
+
+/// `CLIENT KILL`'s new form: `ID`, `ADDR`, `LADDR`, `USER`, `TYPE`, `MAXAGE` and
+/// `SKIPME` (yes by default), every filter given must match.
+#[derive(Default)]
+struct KillFilter {
+    id: Option<u64>,
+    addr: Option<Vec<u8>>,
+    laddr: Option<Vec<u8>>,
+    /// Connections of another user or type: every connection here is the default
+    /// user's and of the normal type, so such a filter matches none.
+    none: bool,
+    max_age: Option<u64>,
+    skip_me: bool,
+}
+
+impl KillFilter {
+    fn parse(words: &[Vec<u8>]) -> Result<KillFilter, Reply> {
+        let mut filter = KillFilter {
+            skip_me: true,
+            ..KillFilter::default()
+        };
+        let mut words = words.chunks(2);
+        for pair in words.by_ref() {
+            let [name, value] = pair else {
+                return Err(err(SYNTAX));
+            };
+            match lower(name).as_str() {
+                "id" => match parse_i64(value) {
+                    Some(id) if id > 0 => filter.id = Some(id as u64),
+                    _ => return Err(err("ERR client-id should be greater than 0")),
+                },
+                "addr" => filter.addr = Some(value.clone()),
+                "laddr" => filter.laddr = Some(value.clone()),
+                "user" => filter.none |= value.as_slice() != b"default",
+                "type" => match lower(value).as_str() {
+                    "normal" => {}
+                    "master" | "replica" | "slave" | "pubsub" => filter.none = true,
+                    _ => {
+                        return Err(Reply::Error(format!(
+                            "ERR Unknown client type '{}'",
+                            String::from_utf8_lossy(value)
+                        )))
+                    }
+                },
+                "maxage" => match parse_i64(value) {
+                    Some(age) if age >= 0 => filter.max_age = Some(age as u64),
+                    _ => return Err(err(NOT_INTEGER)),
+                },
+                "skipme" => match lower(value).as_str() {
+                    "yes" => filter.skip_me = true,
+                    "no" => filter.skip_me = false,
+                    _ => return Err(err(SYNTAX)),
+                },
+                _ => return Err(err(SYNTAX)),
+            }
+        }
+        Ok(filter)
+    }
+
+    fn matches(&self, id: u64, info: &ClientInfo) -> bool {
+        let age = info.connected.map_or(0, |t| t.elapsed().as_secs());
+        !self.none
+            && self.id.is_none_or(|want| want == id)
+            && self
+                .addr
+                .as_ref()
+                .is_none_or(|a| a.as_slice() == info.addr.as_bytes())
+            && self
+                .laddr
+                .as_ref()
+                .is_none_or(|a| a.as_slice() == info.laddr.as_bytes())
+            && self.max_age.is_none_or(|max| age >= max)
+    }
+}

@@ -1,8 +1,10 @@
 //! Admitting a connection: `maxclients`, the client table, and leaving it.
 
+use super::activity::Activity;
 use super::{worker, ClientEntry, ClientInfo, Server, Shared};
 use std::io::Write;
 use std::net::TcpStream;
+use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
@@ -28,17 +30,27 @@ impl Server {
                 .local_addr()
                 .map(|a| a.to_string())
                 .unwrap_or_default(),
+            fd: stream.as_raw_fd(),
             resp: 2,
             connected: Some(Instant::now()),
             ..ClientInfo::default()
         };
+        let activity = Arc::new(Activity::new());
         let mut clients = shared.clients.lock();
         let (lane, kill) = workers.next_lane(id);
         let killed = kill.flag();
         match clients.len() < shared.live.max_clients() {
             true => {
                 log::trace!("accepted client {id} from {}", info.addr);
-                clients.insert(id, ClientEntry { info, kill });
+                let activity = activity.clone();
+                clients.insert(
+                    id,
+                    ClientEntry {
+                        info,
+                        kill,
+                        activity,
+                    },
+                );
             }
             false => {
                 drop(clients);
@@ -51,6 +63,7 @@ impl Server {
         let admitted = worker::Admitted {
             id,
             stream,
+            activity,
             killed,
             // Leaves CLIENT LIST, and closes the socket's last descriptor, however the
             // connection ends.

@@ -91,7 +91,7 @@ impl Client {
             _entry: Some(admitted.entry),
             token,
             stream,
-            conn: Connection::new(shared.clone(), admitted.id),
+            conn: Connection::new(shared.clone(), admitted.id, admitted.activity),
             output: Vec::new(),
             sent: 0,
             writing: false,

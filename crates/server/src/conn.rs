@@ -1,6 +1,7 @@
 //! One client connection's state: parse complete requests from its input, run them, and
 //! encode the replies. The I/O is the worker's (see [`super::worker`]).
 
+use super::activity::Activity;
 use super::commands::{self, Outcome};
 use super::introspect::SlowLog;
 use super::multi::Transaction;
@@ -26,6 +27,8 @@ pub(crate) const FLUSH_AT: usize = 64 << 10;
 pub(crate) struct Connection {
     pub(crate) shared: Arc<Shared>,
     pub(crate) id: u64,
+    /// What it ran last (`CLIENT LIST`'s `cmd` and `idle`).
+    activity: Arc<Activity>,
     pub(crate) protocol: Protocol,
     pub(crate) db: u16,
     /// The namespace of the running command's keys: `db`'s, or in cluster mode the
@@ -82,7 +85,7 @@ const PANICKED: &str =
     "ERR internal error: the command failed unexpectedly; closing the connection";
 
 impl Connection {
-    pub(crate) fn new(shared: Arc<Shared>, id: u64) -> Connection {
+    pub(crate) fn new(shared: Arc<Shared>, id: u64, activity: Arc<Activity>) -> Connection {
         let authenticated = !shared.live.has_password();
         let limits = if authenticated {
             shared.live.limits(shared.config.limits)
@@ -92,6 +95,7 @@ impl Connection {
         Connection {
             shared,
             id,
+            activity,
             protocol: Protocol::Resp2,
             db: 0,
             key_ns: 0,
@@ -368,6 +372,7 @@ impl Connection {
         let Some(index) = run[0].first().and_then(|name| table::request_index(name)) else {
             return;
         };
+        self.activity.ran(index, &run[run.len() - 1]);
         let micros = elapsed.as_micros().min(u128::from(u64::MAX)) as u64;
         shared
             .command_stats

@@ -22,6 +22,7 @@
 
 #![warn(missing_docs)]
 
+mod activity;
 mod admit;
 mod client;
 mod cluster;
@@ -233,6 +234,8 @@ pub(crate) struct ClientEntry {
     info: ClientInfo,
     /// Ends the connection (`CLIENT KILL`).
     kill: worker::KillSwitch,
+    /// What it ran last, and when.
+    activity: Arc<activity::Activity>,
 }
 
 #[derive(Clone, Default)]
@@ -242,6 +245,8 @@ pub(crate) struct ClientInfo {
     name: String,
     lib_name: String,
     lib_ver: String,
+    /// The socket's file descriptor.
+    fd: i32,
     db: u16,
     resp: u8,
     connected: Option<Instant>,

@@ -140,6 +140,7 @@ const HOST_ROWS: &[Spec] = &[
         NONE,
         host::lastsave,
     ),
+    host("time", 1, &["fast", "loading", "stale"], NONE, host::time),
     host(
         "config",
         -2,

@@ -42,6 +42,8 @@ pub(crate) struct Admitted {
     pub(crate) entry: Deregister,
     pub(crate) id: u64,
     pub(crate) stream: std::net::TcpStream,
+    /// What it ran last, shared with its entry in the client table.
+    pub(crate) activity: Arc<crate::activity::Activity>,
     /// Its kill switch's flag: a connection killed before its worker took it is
     /// closed as it arrives.
     pub(crate) killed: Arc<AtomicBool>,

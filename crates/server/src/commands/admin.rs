@@ -84,3 +84,16 @@ pub(crate) fn lastsave(conn: &mut Connection, args: &mut Args) -> HostResult {
     args.finish()?;
     Ok(Reply::Int(conn.shared.saves.last() as i64))
 }
+
+/// `TIME`: the server's clock, seconds and microseconds since the epoch, as two bulk
+/// strings.
+pub(crate) fn time(_conn: &mut Connection, args: &mut Args) -> HostResult {
+    args.finish()?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    Ok(Reply::Array(vec![
+        bulk(now.as_secs().to_string()),
+        bulk(now.subsec_micros().to_string()),
+    ]))
+}

@@ -2,7 +2,7 @@
 
 use super::connection::set_name;
 use super::*;
-use crate::ClientInfo;
+use crate::{ClientEntry, ClientInfo};
 
 /// `CLIENT SETINFO | SETNAME | GETNAME | ID | INFO | LIST | KILL`.
 pub(crate) fn client(conn: &mut Connection, args: &mut Args) -> HostResult {
@@ -50,19 +50,28 @@ pub(crate) fn client(conn: &mut Connection, args: &mut Args) -> HostResult {
             let clients = conn.shared.clients.lock();
             let line = clients
                 .get(&conn.id)
-                .map(|c| client_line(conn.id, &c.info))
+                .map(|c| client_line(conn.id, c, Some("client|info")))
                 .unwrap_or_default();
-            bulk(line)
+            Reply::Verbatim(line.into_bytes())
         }
-        ("list", _) => {
+        ("list", filter) => {
+            let filter = ListFilter::parse(filter)?;
             let clients = conn.shared.clients.lock();
-            let mut ids: Vec<&u64> = clients.keys().collect();
-            ids.sort();
+            let ids = match filter {
+                ListFilter::All => {
+                    let mut ids: Vec<u64> = clients.keys().copied().collect();
+                    ids.sort_unstable();
+                    ids
+                }
+                ListFilter::Nothing => Vec::new(),
+                ListFilter::Ids(ids) => ids,
+            };
+            let running = |id| (id == conn.id).then_some("client|list");
             let text: String = ids
-                .into_iter()
-                .filter_map(|id| clients.get(id).map(|c| client_line(*id, &c.info)))
+                .iter()
+                .filter_map(|&id| clients.get(&id).map(|c| client_line(id, c, running(id))))
                 .collect();
-            bulk(text)
+            Reply::Verbatim(text.into_bytes())
         }
         ("kill", [addr]) => {
             // The old form: one address, `+OK` or an error, the caller included.
@@ -88,15 +97,65 @@ pub(crate) fn client(conn: &mut Connection, args: &mut Args) -> HostResult {
     })
 }
 
-pub(super) fn client_line(id: u64, c: &crate::ClientInfo) -> String {
+/// A connection's line in `CLIENT LIST` (Redis's fields; those of buffers and
+/// subscriptions this host does not keep are 0). `running` names the command the
+/// connection is running now, for the one asking.
+fn client_line(id: u64, entry: &ClientEntry, running: Option<&str>) -> String {
+    let c = &entry.info;
     let age = c.connected.map_or(0, |t| t.elapsed().as_secs());
+    let (cmd, idle) = match running {
+        Some(cmd) => (cmd.to_owned(), 0),
+        None => (entry.activity.command(), entry.activity.idle_seconds()),
+    };
     format!(
-        "id={id} addr={} laddr={} fd=0 name={} age={age} idle=0 flags=N db={} sub=0 psub=0 \
-         ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 \
-         omem=0 tot-mem=0 events=r cmd=client|list user=default redir=-1 resp={} \
+        "id={id} addr={} laddr={} fd={} name={} age={age} idle={idle} flags=N db={} sub=0 \
+         psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 \
+         oll=0 omem=0 tot-mem=0 events=r cmd={cmd} user=default redir=-1 resp={} \
          lib-name={} lib-ver={}\n",
-        c.addr, c.laddr, c.name, c.db, c.resp, c.lib_name, c.lib_ver
+        c.addr, c.laddr, c.fd, c.name, c.db, c.resp, c.lib_name, c.lib_ver
     )
+}
+
+/// What `CLIENT LIST` lists, parsed as Redis parses it: every connection; those of a
+/// `TYPE`; or `ID id [id ...]`, in the order given, repeats included, unknown ones
+/// left out.
+enum ListFilter {
+    All,
+    Nothing,
+    Ids(Vec<u64>),
+}
+
+impl ListFilter {
+    fn parse(words: &[Vec<u8>]) -> Result<ListFilter, Reply> {
+        match words {
+            [] => Ok(ListFilter::All),
+            [word, kind] if lower(word) == "type" => Ok(match is_normal_type(kind)? {
+                true => ListFilter::All,
+                false => ListFilter::Nothing,
+            }),
+            [word, ids @ ..] if !ids.is_empty() && lower(word) == "id" => ids
+                .iter()
+                .map(|id| parse_i64(id).map(|id| id as u64))
+                .collect::<Option<Vec<u64>>>()
+                .map(ListFilter::Ids)
+                .ok_or_else(|| err("ERR Invalid client ID")),
+            _ => Err(err(SYNTAX)),
+        }
+    }
+}
+
+/// Whether a client type names the normal connections, the only type this host lists
+/// (a replica's feed leaves the client table when `PSYNC` hands it over, and the link to
+/// a primary is not a client); an error for a name Redis does not know.
+fn is_normal_type(kind: &[u8]) -> Result<bool, Reply> {
+    match lower(kind).as_str() {
+        "normal" => Ok(true),
+        "master" | "replica" | "slave" | "pubsub" => Ok(false),
+        _ => Err(Reply::Error(format!(
+            "ERR Unknown client type '{}'",
+            String::from_utf8_lossy(kind)
+        ))),
+    }
 }
 
 /// Kills every connection `matches` accepts; how many.
@@ -145,16 +204,7 @@ impl KillFilter {
                 "addr" => filter.addr = Some(value.clone()),
                 "laddr" => filter.laddr = Some(value.clone()),
                 "user" => filter.none |= value.as_slice() != b"default",
-                "type" => match lower(value).as_str() {
-                    "normal" => {}
-                    "master" | "replica" | "slave" | "pubsub" => filter.none = true,
-                    _ => {
-                        return Err(Reply::Error(format!(
-                            "ERR Unknown client type '{}'",
-                            String::from_utf8_lossy(value)
-                        )))
-                    }
-                },
+                "type" => filter.none |= !is_normal_type(value)?,
                 "maxage" => match parse_i64(value) {
                     Some(age) if age >= 0 => filter.max_age = Some(age as u64),
                     _ => return Err(err(NOT_INTEGER)),

@@ -63,7 +63,7 @@ pub(crate) fn info(conn: &mut Connection, args: &mut Args) -> HostResult {
             write(conn, &mut text);
         }
     }
-    Ok(bulk(text))
+    Ok(Reply::Verbatim(text.into_bytes()))
 }
 
 fn server(conn: &Connection, text: &mut String) {

@@ -27,7 +27,7 @@ pub(crate) use replication::is_this_host;
 
 /// The host's handlers, as the command table names them.
 pub(crate) mod host {
-    pub(crate) use super::admin::{bgsave, debug, lastsave, module, save};
+    pub(crate) use super::admin::{bgsave, debug, lastsave, module, save, time};
     pub(crate) use super::client::client;
     pub(crate) use super::config::{config, slowlog};
     pub(crate) use super::connection::{auth, echo, hello, ping, reset, select, unwatch, watch};

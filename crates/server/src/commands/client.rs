@@ -67,10 +67,15 @@ pub(crate) fn client(conn: &mut Connection, args: &mut Args) -> HostResult {
                 ListFilter::Ids(ids) => ids,
             };
             let running = |id| (id == conn.id).then_some("client|list");
-            let text: String = ids
-                .iter()
-                .filter_map(|&id| clients.get(&id).map(|c| client_line(id, c, running(id))))
-                .collect();
+            let mut text = String::new();
+            for id in ids {
+                if let Some(c) = clients.get(&id) {
+                    text.push_str(&client_line(id, c, running(id)));
+                }
+                if text.len() > MAX_LIST_BYTES {
+                    return Err(err("ERR CLIENT LIST reply too large (over 64 MiB)"));
+                }
+            }
             Reply::Verbatim(text.into_bytes())
         }
         ("kill", [addr]) => {
@@ -96,6 +101,11 @@ pub(crate) fn client(conn: &mut Connection, args: &mut Args) -> HostResult {
         )),
     })
 }
+
+/// The most text `CLIENT LIST` answers. Its lines are as long as the clients' names
+/// (any bulk string) and `ID` may name one client a million times, so without a bound
+/// one request could make the server build terabytes; real lists are kilobytes.
+const MAX_LIST_BYTES: usize = 64 << 20;
 
 /// A connection's line in `CLIENT LIST` (Redis's fields; those of buffers and
 /// subscriptions this host does not keep are 0). `running` names the command the

@@ -154,8 +154,8 @@ fn client_list_shows_each_connections_last_command_and_idle_time() {
     assert!(lines.iter().any(|l| l.starts_with("#2 cmd=config|get ")));
     assert!(lines.iter().any(|l| l.starts_with("#0 cmd=client|list ")));
 
-    std::thread::sleep(Duration::from_millis(2100));
-    for side in [&mut ours, &mut theirs] {
+    std::thread::sleep(Duration::from_millis(3100));
+    for (side, exact) in [(&mut ours, true), (&mut theirs, false)] {
         side.conns[2].cmd(&["PING"]);
         let Value::Bulk(text) = side.ask(&["CLIENT", "LIST", "ID", "#1", "#2", "#0"]) else {
             panic!("CLIENT LIST answers text");
@@ -167,9 +167,15 @@ fn client_list_shows_each_connections_last_command_and_idle_time() {
                 idle.unwrap().parse().unwrap()
             })
             .collect();
-        // #1 has been idle two seconds; #2 has just run a command, #0 is running one.
-        assert!(idle[0] >= 2 && idle[0] <= 4, "{idle:?}");
-        assert_eq!(&idle[1..], [0, 0]);
+        // #1 has been idle three seconds; #2 has just run a command, #0 is running one.
+        // Redis counts idle time in whole seconds of a clock it reads ten times a second,
+        // so a second's boundary between two moments may add one, and the clock's lag
+        // take one; ours counts from the millisecond.
+        assert!((2..=4).contains(&idle[0]), "{idle:?}");
+        match exact {
+            true => assert!((3..=4).contains(&idle[0]) && idle[1..] == [0, 0], "{idle:?}"),
+            false => assert!(idle[1..].iter().all(|&i| i <= 1), "{idle:?}"),
+        }
     }
 }
 

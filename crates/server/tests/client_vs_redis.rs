@@ -173,7 +173,10 @@ fn client_list_shows_each_connections_last_command_and_idle_time() {
         // take one; ours counts from the millisecond.
         assert!((2..=4).contains(&idle[0]), "{idle:?}");
         match exact {
-            true => assert!((3..=4).contains(&idle[0]) && idle[1..] == [0, 0], "{idle:?}"),
+            true => assert!(
+                (3..=4).contains(&idle[0]) && idle[1..] == [0, 0],
+                "{idle:?}"
+            ),
             false => assert!(idle[1..].iter().all(|&i| i <= 1), "{idle:?}"),
         }
     }

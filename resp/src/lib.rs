@@ -38,6 +38,8 @@ pub enum Reply {
     Error(String),
     /// An array.
     Array(Vec<Reply>),
+    /// A set in RESP3; an array in RESP2 (`CLIENT TRACKINGINFO`'s flags).
+    Set(Vec<Reply>),
     /// A map in RESP3; a flat array of keys and values in RESP2.
     Map(Vec<(Reply, Reply)>),
     /// One named value: a map of one entry in RESP3, an array of just the value in
@@ -124,6 +126,16 @@ pub fn encode(reply: &Reply, protocol: Protocol, out: &mut Vec<u8>) {
         },
         Reply::Array(items) => {
             line(out, b'*', items.len().to_string().as_bytes());
+            for item in items {
+                encode(item, protocol, out);
+            }
+        }
+        Reply::Set(items) => {
+            let kind = match protocol {
+                Protocol::Resp2 => b'*',
+                Protocol::Resp3 => b'~',
+            };
+            line(out, kind, items.len().to_string().as_bytes());
             for item in items {
                 encode(item, protocol, out);
             }

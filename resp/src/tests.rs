@@ -30,6 +30,10 @@ fn replies_in_both_protocols() {
     let text = Reply::Verbatim(b"a:1\r\n".to_vec());
     assert_eq!(enc(&text, Protocol::Resp2), "$5\r\na:1\r\n\r\n");
     assert_eq!(enc(&text, Protocol::Resp3), "=9\r\ntxt:a:1\r\n\r\n");
+    // As Redis 7 sends `CLIENT TRACKINGINFO`'s flags.
+    let set = Reply::Set(vec![Reply::Bulk(b"off".to_vec())]);
+    assert_eq!(enc(&set, Protocol::Resp2), "*1\r\n$3\r\noff\r\n");
+    assert_eq!(enc(&set, Protocol::Resp3), "~1\r\n$3\r\noff\r\n");
 }
 
 #[test]

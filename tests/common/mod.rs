@@ -79,7 +79,9 @@ pub fn reply_json(reply: &rocksketch::command::Reply) -> serde_json::Value {
         Reply::Nil | Reply::NullArray => Value::Null,
         Reply::Error(e) => json!({ "error": e }),
         Reply::Bool(b) => json!(i64::from(*b)),
-        Reply::Array(items) => Value::Array(items.iter().map(reply_json).collect()),
+        Reply::Array(items) | Reply::Set(items) => {
+            Value::Array(items.iter().map(reply_json).collect())
+        }
         Reply::Field(pair) => Value::Array(vec![reply_json(&pair.1)]),
         Reply::Map(pairs) => Value::Array(
             pairs

@@ -1,13 +1,43 @@
 //! What a connection ran last and when, for `CLIENT LIST`'s `cmd` and `idle`. The
 //! connection's I/O thread writes it after each run of requests (two relaxed stores; a
 //! lock only for the commands that have subcommands, which are rare), and `CLIENT LIST`
-//! reads it from whichever thread serves that command.
+//! reads it from whichever thread serves that command. It also holds the connection's
+//! flags as `CLIENT LIST` shows them, and the `CLIENT UNBLOCK` hand-shake with a
+//! parked `WAIT`.
 
 use crate::table::COMMANDS;
 use parking_lot::Mutex;
 use rocksketch::now_ms;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::LazyLock;
+
+/// `CLIENT LIST`'s flags, in the order Redis prints them (`N` when none is set).
+pub(crate) const IN_MULTI: u8 = 1;
+pub(crate) const BLOCKED: u8 = 2;
+pub(crate) const NO_EVICT: u8 = 4;
+pub(crate) const NO_TOUCH: u8 = 8;
+const LETTERS: [(u8, char); 4] = [
+    (IN_MULTI, 'x'),
+    (BLOCKED, 'b'),
+    (NO_EVICT, 'e'),
+    (NO_TOUCH, 'T'),
+];
+
+/// A `WAIT`'s state for `CLIENT UNBLOCK`: not waiting, waiting, or asked to end with
+/// its count so far (`TIMEOUT`) or with an error (`ERROR`).
+const NOT_WAITING: u8 = 0;
+const WAITING: u8 = 1;
+const UNBLOCK_TIMEOUT: u8 = 2;
+const UNBLOCK_ERROR: u8 = 3;
+
+/// How `CLIENT UNBLOCK` ended a `WAIT`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unblocked {
+    /// Answer the replicas counted so far, as if the timeout had passed.
+    Timeout,
+    /// Answer `-UNBLOCKED client unblocked via CLIENT UNBLOCK`.
+    Error,
+}
 
 /// The commands whose name Redis shows with their subcommand (`client|list`).
 const CONTAINERS: &[&str] = &[
@@ -23,6 +53,12 @@ pub(crate) struct Activity {
     /// When the connection last ran a command, or connected (milliseconds since the
     /// epoch).
     at_ms: AtomicU64,
+    /// `IN_MULTI | BLOCKED | NO_EVICT | NO_TOUCH`.
+    flags: AtomicU8,
+    /// Commands queued since `MULTI`, or -1 outside one (`CLIENT LIST`'s `multi`).
+    queued: AtomicI64,
+    /// The `WAIT` hand-shake (`NOT_WAITING` ...).
+    wait: AtomicU8,
 }
 
 impl Activity {
@@ -31,7 +67,75 @@ impl Activity {
             command: AtomicUsize::new(0),
             sub: Mutex::new(String::new()),
             at_ms: AtomicU64::new(now_ms()),
+            flags: AtomicU8::new(0),
+            queued: AtomicI64::new(-1),
+            wait: AtomicU8::new(NOT_WAITING),
         }
+    }
+
+    /// Sets or clears flag `flag`.
+    pub(crate) fn set_flag(&self, flag: u8, on: bool) {
+        match on {
+            true => self.flags.fetch_or(flag, Ordering::Relaxed),
+            false => self.flags.fetch_and(!flag, Ordering::Relaxed),
+        };
+    }
+
+    /// The flags as `CLIENT LIST` prints them (`xb`, `e`, or `N`).
+    pub(crate) fn flag_letters(&self) -> String {
+        let flags = self.flags.load(Ordering::Relaxed);
+        let letters: String = LETTERS
+            .iter()
+            .filter(|(bit, _)| flags & bit != 0)
+            .map(|(_, letter)| *letter)
+            .collect();
+        match letters.is_empty() {
+            true => "N".to_owned(),
+            false => letters,
+        }
+    }
+
+    /// Records the open transaction's queue length (`None`: no transaction).
+    pub(crate) fn set_queued(&self, queued: Option<usize>) {
+        let value = queued.map_or(-1, |n| n as i64);
+        if self.queued.swap(value, Ordering::Relaxed) != value {
+            self.set_flag(IN_MULTI, queued.is_some());
+        }
+    }
+
+    /// `CLIENT LIST`'s `multi`: the queue's length, or -1.
+    pub(crate) fn queued(&self) -> i64 {
+        self.queued.load(Ordering::Relaxed)
+    }
+
+    /// The connection parks in a `WAIT` (any earlier `CLIENT UNBLOCK` is forgotten).
+    pub(crate) fn begin_wait(&self) {
+        self.wait.store(WAITING, Ordering::SeqCst);
+    }
+
+    /// The `WAIT` is over, by itself or by `CLIENT UNBLOCK` (returned).
+    pub(crate) fn end_wait(&self) -> Option<Unblocked> {
+        match self.wait.swap(NOT_WAITING, Ordering::SeqCst) {
+            UNBLOCK_TIMEOUT => Some(Unblocked::Timeout),
+            UNBLOCK_ERROR => Some(Unblocked::Error),
+            _ => None,
+        }
+    }
+
+    /// Whether `CLIENT UNBLOCK` asked the parked `WAIT` to end (without ending it).
+    pub(crate) fn unblock_asked(&self) -> bool {
+        self.wait.load(Ordering::SeqCst) > WAITING
+    }
+
+    /// `CLIENT UNBLOCK`: asks a parked `WAIT` to end; whether one was parked.
+    pub(crate) fn unblock(&self, how: Unblocked) -> bool {
+        let to = match how {
+            Unblocked::Timeout => UNBLOCK_TIMEOUT,
+            Unblocked::Error => UNBLOCK_ERROR,
+        };
+        self.wait
+            .compare_exchange(WAITING, to, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
     }
 
     /// Records that `request`, whose row is `index`, ran now.

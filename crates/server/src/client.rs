@@ -38,8 +38,11 @@ pub(crate) enum Turn {
     Busy,
     /// The connection must close.
     Close,
-    /// Parked by `WAIT`: look again shortly, whatever the socket does.
+    /// Parked by `WAIT` (or a slot's hand-over): look again shortly, whatever the
+    /// socket does.
     Waiting,
+    /// Held by `CLIENT PAUSE`: look again once the pause is over.
+    Paused,
     /// Hand the socket over to a replica's feed ([`Client::take_feed`]).
     Handoff,
 }
@@ -236,7 +239,9 @@ impl Client {
             return self.start_linger(registry, chunk);
         }
         let parked = !self.closing && self.conn.is_parked();
-        let more = !self.closing && !pending && (self.unread || self.conn.inbox.queued() > 0);
+        // A parked connection's later requests wait with it (looked at when it is).
+        let more =
+            !self.closing && !parked && !pending && (self.unread || self.conn.inbox.queued() > 0);
         if self.eof && !pending && !more && !parked {
             // Everything complete the client sent has run and been answered.
             return Turn::Close;
@@ -247,6 +252,8 @@ impl Client {
         }
         if more {
             Turn::Busy
+        } else if parked && self.conn.is_paused() {
+            Turn::Paused
         } else if parked {
             Turn::Waiting
         } else {

@@ -5,6 +5,7 @@ use super::activity::Activity;
 use super::commands::{self, Outcome};
 use super::introspect::SlowLog;
 use super::multi::Transaction;
+use super::reply_mode::ReplyMode;
 use super::{Shared, UNAUTHENTICATED_LIMITS};
 use crate::cluster;
 use crate::table::{self, COMMANDS};
@@ -14,6 +15,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+mod parking;
+
+use parking::{Parked, Parking};
 
 /// Requests parsed and run in one go: their replies are written before more are run,
 /// which bounds the output a pipeline can pile up, and the I/O thread turns to its
@@ -27,8 +32,10 @@ pub(crate) const FLUSH_AT: usize = 64 << 10;
 pub(crate) struct Connection {
     pub(crate) shared: Arc<Shared>,
     pub(crate) id: u64,
-    /// What it ran last (`CLIENT LIST`'s `cmd` and `idle`).
-    activity: Arc<Activity>,
+    /// What it ran last (`CLIENT LIST`'s `cmd` and `idle`), and its flags.
+    pub(crate) activity: Arc<Activity>,
+    /// `CLIENT REPLY`'s mode.
+    pub(crate) replies: ReplyMode,
     pub(crate) protocol: Protocol,
     pub(crate) db: u16,
     /// The namespace of the running command's keys: `db`'s, or in cluster mode the
@@ -44,7 +51,7 @@ pub(crate) struct Connection {
     /// The keys this connection `WATCH`es.
     pub(crate) watched: super::watch::Watched,
     /// A `WAIT` in progress, and the requests parsed after it, run once it is over; or
-    /// requests held while a slot's hand-over pauses writes.
+    /// requests held while a slot's hand-over or `CLIENT PAUSE` pauses them.
     parked: Option<Parked>,
     /// Until when a write held for a hand-over may wait (then it is answered
     /// `TRYAGAIN`); none while no request of this connection is held.
@@ -56,17 +63,6 @@ pub(crate) struct Connection {
     /// Set by `CLUSTERX IMPORT slot 0`: the link a migrating node sends the slot by.
     pub(crate) import_link: Option<crate::cluster::ImportLink>,
 }
-
-/// A client parked by `WAIT` (the requests after it in `rest`), or held while a slot's
-/// hand-over pauses writes (`wait` none, the held requests in `rest`).
-struct Parked {
-    wait: Option<crate::replication::Wait>,
-    rest: Vec<Request>,
-}
-
-/// How long a write waits for a hand-over's pause to end before it is answered
-/// `TRYAGAIN` (a pause takes milliseconds; one that lasts is the target's trouble).
-const HOLD_MAX: Duration = Duration::from_millis(500);
 
 impl Drop for Connection {
     fn drop(&mut self) {
@@ -96,6 +92,7 @@ impl Connection {
             shared,
             id,
             activity,
+            replies: ReplyMode::default(),
             protocol: Protocol::Resp2,
             db: 0,
             key_ns: 0,
@@ -145,7 +142,12 @@ impl Connection {
     /// caller runs them with other connections' requests of the same key. Otherwise
     /// the inbox is left as it was, for [`Connection::run_requests`].
     pub(crate) fn whole_batch(&mut self) -> Option<(BatchKey, Vec<Request>)> {
-        if !self.authenticated || self.transaction.is_some() || self.parked.is_some() {
+        if !self.authenticated
+            || self.transaction.is_some()
+            || self.parked.is_some()
+            || !self.replies.is_on()
+            || self.shared.pause.may_be_active()
+        {
             return None;
         }
         self.parse_ahead();
@@ -183,7 +185,9 @@ impl Connection {
                     log::debug!("protocol error from client {}: {error}", self.id);
                     let reply = Reply::Error(error.to_string());
                     self.transaction = None;
-                    resp::encode(&reply, self.protocol, output);
+                    if !self.replies.drops_reply() {
+                        resp::encode(&reply, self.protocol, output);
+                    }
                     return true;
                 }
                 return false;
@@ -203,12 +207,18 @@ impl Connection {
     fn run_parsed(&mut self, requests: &[Vec<Vec<u8>>], output: &mut Vec<u8>) -> bool {
         let mut at = 0;
         while at < requests.len() {
-            // Inside MULTI, every request is queued or answered on its own.
-            let run = if self.authenticated && self.transaction.is_none() {
+            if self.shared.pause.holds(self, &requests[at]) {
+                self.park(Parking::ClientPause, requests[at..].to_vec());
+                return false;
+            }
+            // Inside MULTI, every request is queued or answered on its own; under
+            // `CLIENT REPLY OFF | SKIP`, every request is answered (or not) on its own.
+            let run = if self.authenticated && self.transaction.is_none() && self.replies.is_on() {
                 command::batch::run_length(requests, at)
             } else {
                 1
             };
+            let mark = output.len();
             self.shared
                 .stats
                 .commands
@@ -224,13 +234,22 @@ impl Connection {
             };
             let found = rocksketch::take_last_lookup();
             self.observe(&requests[at..at + run], started.elapsed(), failed, found);
-            if !matches!(outcome, Ok((Some(Outcome::Held), _))) {
+            let held = matches!(outcome, Ok((Some(Outcome::Held), _)));
+            if !held {
                 self.held_until = None;
+            }
+            // Whether `CLIENT REPLY` drops this command's reply (all that `output`
+            // gained since `mark`), decided once it has run.
+            let dropped = self.replies.drops_reply();
+            if !held {
+                self.replies.next_command();
             }
             match outcome.map(|(outcome, _)| outcome) {
                 Ok(Some(Outcome::Reply(_))) | Ok(None) => {}
                 Ok(Some(Outcome::Close(reply))) => {
-                    resp::encode(&reply, self.protocol, output);
+                    if !dropped {
+                        resp::encode(&reply, self.protocol, output);
+                    }
                     return true;
                 }
                 Ok(Some(Outcome::Shutdown)) => {
@@ -238,10 +257,8 @@ impl Connection {
                     return true;
                 }
                 Ok(Some(Outcome::Wait(wait))) => {
-                    self.parked = Some(Parked {
-                        wait: Some(wait),
-                        rest: requests[at + run..].to_vec(),
-                    });
+                    self.activity.begin_wait();
+                    self.park(Parking::Wait(wait, dropped), requests[at + run..].to_vec());
                     return false;
                 }
                 Ok(Some(Outcome::Held)) => {
@@ -255,9 +272,15 @@ impl Connection {
                 Err(_) => {
                     // The panic was printed by the panic hook. The command's state is
                     // unknown: answer, and close this connection only.
-                    resp::encode(&Reply::Error(PANICKED.to_owned()), self.protocol, output);
+                    output.truncate(mark);
+                    if !dropped {
+                        resp::encode(&Reply::Error(PANICKED.to_owned()), self.protocol, output);
+                    }
                     return true;
                 }
+            }
+            if dropped {
+                output.truncate(mark);
             }
             at += run;
         }
@@ -315,47 +338,6 @@ impl Connection {
             }
             other => (Some(other), 0),
         }
-    }
-
-    /// Whether a `WAIT` holds the connection.
-    pub(crate) fn is_parked(&self) -> bool {
-        self.parked.is_some()
-    }
-
-    /// Answers a parked `WAIT` once it is over and runs the requests that came after
-    /// it, or runs held requests again once the hand-over's pause is over (or they
-    /// waited [`HOLD_MAX`]): `None` while it still waits, else whether the connection
-    /// must close.
-    pub(crate) fn resume(&mut self, output: &mut Vec<u8>) -> Option<bool> {
-        match &self.parked.as_ref()?.wait {
-            Some(wait) => {
-                let count = wait.poll(&self.shared.replication)?;
-                resp::encode(&Reply::Int(count), self.protocol, output);
-            }
-            None => {
-                let patient = self.held_until.is_some_and(|t| Instant::now() < t);
-                if patient && self.shared.writes_paused() {
-                    return None;
-                }
-            }
-        }
-        let rest = self.parked.take().map(|p| p.rest).unwrap_or_default();
-        Some(self.run_parsed(&rest, output))
-    }
-
-    /// Whether a write that a hand-over's pause stops may wait for it (not once it
-    /// waited [`HOLD_MAX`]).
-    pub(crate) fn may_hold(&mut self) -> bool {
-        let now = Instant::now();
-        now < *self.held_until.get_or_insert(now + HOLD_MAX)
-    }
-
-    /// Parks `requests` (not run yet) until the hand-over's pause is over.
-    pub(crate) fn hold(&mut self, requests: Vec<Request>) {
-        self.parked = Some(Parked {
-            wait: None,
-            rest: requests,
-        });
     }
 
     /// Counts a run of one command in `INFO commandstats` (and, for a key read, the

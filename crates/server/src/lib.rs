@@ -36,8 +36,10 @@ mod glob;
 mod introspect;
 mod multi;
 mod ops_meter;
+mod pause;
 mod persistence;
 mod replication;
+mod reply_mode;
 mod table;
 mod together;
 mod watch;
@@ -214,6 +216,8 @@ pub(crate) struct Shared {
     cursors: Mutex<Cursors>,
     /// The keys connections `WATCH`.
     watches: watch::Watches,
+    /// `CLIENT PAUSE`.
+    pause: pause::ClientPause,
     /// Cluster mode's topology, if it is on.
     cluster: Option<Arc<cluster::Cluster>>,
     /// `'static` so that a connection can hold it while it runs a command that needs
@@ -316,6 +320,7 @@ impl Server {
                 replication,
                 cursors: Mutex::new(Cursors::default()),
                 watches: watch::Watches::default(),
+                pause: pause::ClientPause::default(),
                 cluster,
                 gate: Box::leak(Box::default()),
             }),
@@ -404,6 +409,11 @@ impl Server {
                     .ops
                     .sample(shared.stats.commands.load(Ordering::Relaxed));
                 if cursor.is_none() && pass_started.elapsed() < Duration::from_secs(1) {
+                    continue;
+                }
+                // `CLIENT PAUSE` stops the data changing: expired keys read as absent
+                // and are deleted once it ends, as Redis does.
+                if shared.pause.writes_paused() {
                     continue;
                 }
                 if cursor.is_none() {

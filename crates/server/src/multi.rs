@@ -72,10 +72,35 @@ impl Connection {
             }
             // Run at once, as Redis does, even inside a transaction.
             ("quit" | "reset", _) => return None,
+            // Redis answers a transaction that holds `CLIENT REPLY` with a broken
+            // stream (an array whose elements it then drops): refused here instead.
+            ("client", true)
+                if request
+                    .get(1)
+                    .is_some_and(|w| w.eq_ignore_ascii_case(b"reply")) =>
+            {
+                if let Some(transaction) = self.transaction.as_mut() {
+                    transaction.failed = true;
+                }
+                Reply::Error("ERR CLIENT REPLY is not allowed inside a transaction".to_owned())
+            }
             (_, true) => self.queue(request),
             (_, false) => return None,
         };
+        let queued = self.transaction.as_ref().map(|t| t.queued.len());
+        self.activity.set_queued(queued);
         Some(reply)
+    }
+
+    /// Whether the open transaction queued a write (its `EXEC` waits for a `CLIENT
+    /// PAUSE WRITE` to end, as Redis's does).
+    pub(crate) fn transaction_writes(&self) -> bool {
+        self.transaction.as_ref().is_some_and(|t| {
+            t.queued.iter().any(|request| {
+                let spec = request.first().and_then(|name| crate::table::lookup(name));
+                spec.is_some_and(|s| s.flags.contains(&"write") || s.name == "pfcount")
+            })
+        })
     }
 
     /// Queues a command, or answers why it cannot be (which aborts the transaction).

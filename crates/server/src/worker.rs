@@ -82,6 +82,11 @@ impl KillSwitch {
         }
     }
 
+    /// Makes the connection's worker look at its parked clients now.
+    pub(crate) fn wake(&self) {
+        let _ = self.waker.wake();
+    }
+
     pub(crate) fn flag(&self) -> Arc<AtomicBool> {
         self.flag.clone()
     }
@@ -167,14 +172,23 @@ fn run(
     let mut lingering: FastSet<Token> = FastSet::default();
     // Clients parked by `WAIT`, looked at every millisecond.
     let mut waiting: Vec<Token> = Vec::new();
+    // Clients held by `CLIENT PAUSE`, looked at once it is over (it ends on time, or
+    // `CLIENT UNPAUSE` wakes every worker): a long pause of many clients costs nothing.
+    let mut paused: FastSet<Token> = FastSet::default();
     while !shared.is_shutting_down() {
+        let pause_left = match paused.is_empty() {
+            true => None,
+            false => Some(shared.pause.left().unwrap_or(Duration::ZERO)),
+        };
         // With clients still owed a slice, only look for events, do not wait for them.
         let timeout = if !busy.is_empty() {
             Duration::ZERO
         } else if !waiting.is_empty() {
             WAIT_TICK
         } else {
-            Duration::from_millis(200)
+            pause_left.map_or(Duration::from_millis(200), |left| {
+                left.min(Duration::from_millis(200))
+            })
         };
         if let Err(e) = poll.poll(&mut events, Some(timeout)) {
             if e.kind() == ErrorKind::Interrupted {
@@ -187,6 +201,13 @@ fn run(
         for token in busy.drain(..).chain(waiting.drain(..)) {
             if seen.insert(token) {
                 ready.push(token);
+            }
+        }
+        if !paused.is_empty() && shared.pause.left().is_none() {
+            for token in paused.drain() {
+                if seen.insert(token) {
+                    ready.push(token);
+                }
             }
         }
         for event in &events {
@@ -230,6 +251,9 @@ fn run(
                 Turn::Idle => {}
                 Turn::Busy => busy.push(token),
                 Turn::Waiting => waiting.push(token),
+                Turn::Paused => {
+                    paused.insert(token);
+                }
                 Turn::Handoff => {
                     if let Some(mut client) = clients.remove(&token) {
                         let _ = poll.registry().deregister(&mut client.stream);

@@ -1,10 +1,12 @@
-//! `CLIENT`: `SETINFO`, `SETNAME`, `GETNAME`, `ID`, `INFO`, `LIST` and `KILL`.
+//! `CLIENT`: `SETINFO`, `SETNAME`, `GETNAME`, `ID`, `INFO`, `LIST` and `KILL` (and,
+//! in `client_flow.rs`, the subcommands that change how connections are served).
 
 use super::connection::set_name;
 use super::*;
 use crate::{ClientEntry, ClientInfo};
 
-/// `CLIENT SETINFO | SETNAME | GETNAME | ID | INFO | LIST | KILL`.
+/// `CLIENT SETINFO | SETNAME | GETNAME | ID | INFO | LIST | KILL`, and those of
+/// [`super::client_flow`].
 pub(crate) fn client(conn: &mut Connection, args: &mut Args) -> HostResult {
     let word = args.next_arg()?;
     let sub = lower(word);
@@ -95,10 +97,13 @@ pub(crate) fn client(conn: &mut Connection, args: &mut Args) -> HostResult {
         ("id" | "setname" | "getname" | "setinfo" | "info" | "kill", _) => Reply::Error(format!(
             "ERR wrong number of arguments for 'client|{sub}' command"
         )),
-        _ => Reply::Error(format!(
-            "ERR unknown subcommand '{}'. Try CLIENT HELP.",
-            String::from_utf8_lossy(word)
-        )),
+        (sub, rest) => match super::client_flow::client(conn, sub, rest) {
+            Some(reply) => reply?,
+            None => Reply::Error(format!(
+                "ERR unknown subcommand '{}'. Try CLIENT HELP.",
+                String::from_utf8_lossy(word)
+            )),
+        },
     })
 }
 
@@ -117,9 +122,10 @@ fn client_line(id: u64, entry: &ClientEntry, running: Option<&str>) -> String {
         Some(cmd) => (cmd.to_owned(), 0),
         None => (entry.activity.command(), entry.activity.idle_seconds()),
     };
+    let (flags, multi) = (entry.activity.flag_letters(), entry.activity.queued());
     format!(
-        "id={id} addr={} laddr={} fd={} name={} age={age} idle={idle} flags=N db={} sub=0 \
-         psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 \
+        "id={id} addr={} laddr={} fd={} name={} age={age} idle={idle} flags={flags} db={} \
+         sub=0 psub=0 ssub=0 multi={multi} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 \
          oll=0 omem=0 tot-mem=0 events=r cmd={cmd} user=default redir=-1 resp={} \
          lib-name={} lib-ver={}\n",
         c.addr, c.laddr, c.fd, c.name, c.db, c.resp, c.lib_name, c.lib_ver

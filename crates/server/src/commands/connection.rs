@@ -186,10 +186,15 @@ pub(crate) fn unwatch(conn: &mut Connection, args: &mut Args) -> HostResult {
 }
 
 /// `RESET`: the connection as if new, as Redis resets it: no transaction, nothing
-/// watched, database 0, RESP2, no name, and not authenticated if a password is set.
+/// watched, database 0, RESP2, no name, replies on, no `NO-EVICT` or `NO-TOUCH`, and
+/// not authenticated if a password is set.
 pub(crate) fn reset(conn: &mut Connection, args: &mut Args) -> HostResult {
     args.finish()?;
     conn.transaction = None;
+    conn.activity.set_queued(None);
+    conn.replies = Default::default();
+    conn.activity
+        .set_flag(crate::activity::NO_EVICT | crate::activity::NO_TOUCH, false);
     conn.shared.watches.unwatch(&mut conn.watched);
     conn.db = 0;
     conn.readonly = false;

@@ -15,6 +15,7 @@ use std::sync::atomic::Ordering;
 
 mod admin;
 mod client;
+mod client_flow;
 mod config;
 mod connection;
 mod info;

@@ -196,9 +196,14 @@ impl Replication {
     /// if there are any.
     fn acknowledged(&self) {
         if self.waits.load(Ordering::SeqCst) > 0 {
-            for waker in self.wakers.lock().iter() {
-                let _ = waker.wake();
-            }
+            self.wake_io_threads();
+        }
+    }
+
+    /// Wakes every I/O thread (`CLIENT UNPAUSE`: the clients it held go on now).
+    pub(crate) fn wake_io_threads(&self) {
+        for waker in self.wakers.lock().iter() {
+            let _ = waker.wake();
         }
     }
 

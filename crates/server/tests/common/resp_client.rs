@@ -31,6 +31,15 @@ impl Value {
     }
 }
 
+/// `words` as a RESP request on the wire.
+pub fn wire(words: &[&str]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", words.len()).into_bytes();
+    for word in words {
+        out.extend_from_slice(format!("${}\r\n{word}\r\n", word.len()).as_bytes());
+    }
+    out
+}
+
 /// A server over a temporary directory; bind it as `let (_dir, server)`, so the server
 /// stops before its directory goes.
 pub fn temp_server() -> (tempfile::TempDir, TestServer) {

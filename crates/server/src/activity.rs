@@ -81,6 +81,11 @@ impl Activity {
         };
     }
 
+    /// Whether a `WAIT` or a pause holds the connection.
+    pub(crate) fn is_blocked(&self) -> bool {
+        self.flags.load(Ordering::Relaxed) & BLOCKED != 0
+    }
+
     /// The flags as `CLIENT LIST` prints them (`xb`, `e`, or `N`).
     pub(crate) fn flag_letters(&self) -> String {
         let flags = self.flags.load(Ordering::Relaxed);

@@ -412,6 +412,10 @@ fn pause_scenario(addr: SocketAddr) -> Vec<String> {
         .collect();
     lines.sort();
     seen.push(format!("list: {lines:?}"));
+    p.0.write_all(&wire(&["INFO", "clients"])).unwrap();
+    let info = String::from_utf8_lossy(&p.read_for(held)).into_owned();
+    let blocked = info.lines().find(|l| l.starts_with("blocked_clients:"));
+    seen.push(format!("{blocked:?}"));
     note(&mut seen, "write released", &w.read_until(b"+PONG\r\n"));
     note(&mut seen, "pfcount released", &r.read_until(b"\r\n"));
     note(
@@ -471,6 +475,8 @@ fn client_pause_holds_what_redis_holds() {
     assert_eq!(a, b);
     // The scenario saw holds and releases (not, say, two servers that never pause).
     assert!(a.contains(&"write held: ".to_owned()), "{a:#?}");
+    // Three connections held: the writer, PFCOUNT, and the transaction queueing a write.
+    assert!(a.contains(&r#"Some("blocked_clients:3")"#.to_owned()), "{a:#?}");
     assert!(
         a.contains(&"released after the pause: true".to_owned()),
         "{a:#?}"

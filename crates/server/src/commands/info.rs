@@ -88,12 +88,19 @@ fn server(conn: &Connection, text: &mut String) {
     );
 }
 
+/// `blocked_clients` counts the connections a `WAIT` or a pause holds, as Redis 7.0
+/// counts its blocked and postponed clients.
 fn clients(conn: &Connection, text: &mut String) {
     let shared = &conn.shared;
+    let (connected, blocked) = {
+        let clients = shared.clients.lock();
+        let blocked = clients.values().filter(|c| c.activity.is_blocked()).count();
+        (clients.len(), blocked)
+    };
     let _ = write!(
         text,
-        "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:0\r\n",
-        shared.clients.lock().len(),
+        "# Clients\r\nconnected_clients:{connected}\r\nmaxclients:{}\r\n\
+         blocked_clients:{blocked}\r\n",
         shared.live.max_clients()
     );
 }

@@ -476,7 +476,10 @@ fn client_pause_holds_what_redis_holds() {
     // The scenario saw holds and releases (not, say, two servers that never pause).
     assert!(a.contains(&"write held: ".to_owned()), "{a:#?}");
     // Three connections held: the writer, PFCOUNT, and the transaction queueing a write.
-    assert!(a.contains(&r#"Some("blocked_clients:3")"#.to_owned()), "{a:#?}");
+    assert!(
+        a.contains(&r#"Some("blocked_clients:3")"#.to_owned()),
+        "{a:#?}"
+    );
     assert!(
         a.contains(&"released after the pause: true".to_owned()),
         "{a:#?}"

@@ -233,9 +233,11 @@ impl Connection {
                 Err(_) => run as u64,
             };
             let found = rocksketch::take_last_lookup();
-            self.observe(&requests[at..at + run], started.elapsed(), failed, found);
-            let held = matches!(outcome, Ok((Some(Outcome::Held), _)));
-            if !held {
+            if !matches!(outcome, Ok((Some(Outcome::Paused), _))) {
+                self.observe(&requests[at..at + run], started.elapsed(), failed, found);
+            }
+            let held = matches!(outcome, Ok((Some(Outcome::Held | Outcome::Paused), _)));
+            if !matches!(outcome, Ok((Some(Outcome::Held), _))) {
                 self.held_until = None;
             }
             // Whether `CLIENT REPLY` drops this command's reply (all that `output`
@@ -263,6 +265,10 @@ impl Connection {
                 }
                 Ok(Some(Outcome::Held)) => {
                     self.hold(requests[at..].to_vec());
+                    return false;
+                }
+                Ok(Some(Outcome::Paused)) => {
+                    self.park(Parking::ClientPause, requests[at..].to_vec());
                     return false;
                 }
                 Ok(Some(Outcome::Handoff(handoff))) => {
@@ -293,13 +299,23 @@ impl Connection {
     fn run_one(&mut self, run: &[Vec<Vec<u8>>], output: &mut Vec<u8>) -> (Option<Outcome>, u64) {
         let failed = |reply: &Reply| u64::from(matches!(reply, Reply::Error(_)));
         if let [request] = run {
-            if let Some(reply) = self.transaction_step(request) {
-                resp::encode(&reply, self.protocol, output);
-                return (None, failed(&reply));
+            match self.transaction_step(request) {
+                Some(Outcome::Reply(reply)) => {
+                    resp::encode(&reply, self.protocol, output);
+                    return (None, failed(&reply));
+                }
+                Some(other) => return (Some(other), 0),
+                None => {}
             }
         }
         let gate = self.shared.gate;
-        let _gate = gate.shared(self.id);
+        // `CLIENT PAUSE` runs outside the gate, then takes it exclusively as a barrier
+        // (see `pause.rs`); every other command looks for a pause again under it.
+        let pausing = run.len() == 1 && crate::pause::is_client_pause(&run[0]);
+        let _gate = (!pausing).then(|| gate.shared(self.id));
+        if !pausing && self.shared.pause.holds(self, &run[0]) {
+            return (Some(Outcome::Paused), 0);
+        }
         if run.len() > 1 {
             // A run exists only of a batchable command of a valid arity.
             let routed = match command::table::batch_key(&run[0]) {
@@ -331,6 +347,9 @@ impl Connection {
         let db = self.db;
         let outcome = commands::dispatch(self, &run[0]);
         self.shared.watches.touch(db, &run[0]);
+        if pausing {
+            drop(gate.exclusive());
+        }
         match outcome {
             Outcome::Reply(reply) => {
                 resp::encode(&reply, self.protocol, output);

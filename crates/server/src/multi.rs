@@ -17,6 +17,16 @@ pub(crate) struct Transaction {
     failed: bool,
 }
 
+impl Transaction {
+    /// Whether a queued command is a write (as `CLIENT PAUSE WRITE` counts them).
+    fn writes(&self) -> bool {
+        self.queued.iter().any(|request| {
+            let spec = request.first().and_then(|name| crate::table::lookup(name));
+            spec.is_some_and(crate::pause::is_write)
+        })
+    }
+}
+
 const EXECABORT: &str = "EXECABORT Transaction discarded because of previous errors.";
 
 const EXECABORT_BECAUSE: &str = "EXECABORT Transaction discarded because of: ";
@@ -28,8 +38,9 @@ pub(crate) const PANICKED: &str = "ERR internal error: the command failed unexpe
 impl Connection {
     /// Handles `request` if it belongs to the transaction protocol: `MULTI`, `EXEC`,
     /// `DISCARD`, `WATCH` inside `MULTI`, or any command while a transaction is open
-    /// (queued). `None`: run it as usual.
-    pub(crate) fn transaction_step(&mut self, request: &[Vec<u8>]) -> Option<Reply> {
+    /// (queued): its reply, or [`Outcome::Paused`] for an `EXEC` that a pause holds.
+    /// `None`: run it as usual.
+    pub(crate) fn transaction_step(&mut self, request: &[Vec<u8>]) -> Option<Outcome> {
         let open = self.transaction.is_some();
         let is = |name: &str| request[0].eq_ignore_ascii_case(name.as_bytes());
         // The common case, checked without allocating: no transaction, no MULTI.
@@ -60,7 +71,10 @@ impl Connection {
                 self.shared.watches.unwatch(&mut self.watched);
                 Reply::ok()
             }
-            ("exec", true) => self.exec(),
+            ("exec", true) => match self.exec() {
+                Some(reply) => reply,
+                None => return Some(Outcome::Paused),
+            },
             ("watch", true) => Reply::Error("ERR WATCH inside MULTI is not allowed".to_owned()),
             // Refused inside a transaction (Redis's `no-multi` flag): the transaction
             // fails.
@@ -89,18 +103,13 @@ impl Connection {
         };
         let queued = self.transaction.as_ref().map(|t| t.queued.len());
         self.activity.set_queued(queued);
-        Some(reply)
+        Some(Outcome::Reply(reply))
     }
 
     /// Whether the open transaction queued a write (its `EXEC` waits for a `CLIENT
     /// PAUSE WRITE` to end, as Redis's does).
     pub(crate) fn transaction_writes(&self) -> bool {
-        self.transaction.as_ref().is_some_and(|t| {
-            t.queued.iter().any(|request| {
-                let spec = request.first().and_then(|name| crate::table::lookup(name));
-                spec.is_some_and(|s| s.flags.contains(&"write") || s.name == "pfcount")
-            })
-        })
+        self.transaction.as_ref().is_some_and(Transaction::writes)
     }
 
     /// Queues a command, or answers why it cannot be (which aborts the transaction).
@@ -130,21 +139,28 @@ impl Connection {
         Reply::Simple("QUEUED".to_owned())
     }
 
-    /// Runs the queue, every command while no other client's runs.
-    fn exec(&mut self) -> Reply {
+    /// Runs the queue, every command while no other client's runs; `None` (the
+    /// transaction kept) if a pause that began meanwhile holds it.
+    fn exec(&mut self) -> Option<Reply> {
         let Some(transaction) = self.transaction.take() else {
-            return Reply::Error("ERR EXEC without MULTI".to_owned());
+            return Some(Reply::Error("ERR EXEC without MULTI".to_owned()));
         };
         let shared = self.shared.clone();
         if transaction.failed {
             shared.watches.unwatch(&mut self.watched);
-            return Reply::Error(EXECABORT.to_owned());
+            return Some(Reply::Error(EXECABORT.to_owned()));
         }
         if let Some(reply) = cluster::cross_slot(&shared, &transaction.queued) {
             shared.watches.unwatch(&mut self.watched);
-            return reply;
+            return Some(reply);
         }
         let _gate = shared.gate.exclusive();
+        // Looked for before, and again here: a pause may have begun in between.
+        let pause = &shared.pause;
+        if pause.holds_request(&[b"exec".to_vec()], true, || transaction.writes()) {
+            self.transaction = Some(transaction);
+            return None;
+        }
         // Routed when queued: a slot's hand-over may have paused or moved a slot since.
         if let Some(Err(reply)) = transaction
             .queued
@@ -153,7 +169,7 @@ impl Connection {
             .find(Result::is_err)
         {
             shared.watches.unwatch(&mut self.watched);
-            return reply;
+            return Some(reply);
         }
         // Under the exclusive gate: every write answered before this is counted.
         let dirty = shared.watches.dirty(&self.watched, |db, key| {
@@ -165,7 +181,7 @@ impl Connection {
         });
         shared.watches.unwatch(&mut self.watched);
         if dirty {
-            return Reply::NullArray;
+            return Some(Reply::NullArray);
         }
         let mut replies = Vec::with_capacity(transaction.queued.len());
         // Every queued command runs: one that fails, a panic included (printed by the
@@ -184,10 +200,10 @@ impl Connection {
                 // Inside a transaction, `WAIT` answers at once, as Redis's does.
                 Ok(Outcome::Wait(wait)) => Reply::Int(wait.now(&shared.replication)),
                 // Checked before the queue ran (a pause cannot begin while it runs).
-                Ok(Outcome::Held) => Reply::Error(cluster::TRYAGAIN.to_owned()),
+                Ok(Outcome::Held | Outcome::Paused) => Reply::Error(cluster::TRYAGAIN.to_owned()),
                 Err(_) => Reply::Error(PANICKED.to_owned()),
             });
         }
-        Reply::Array(replies)
+        Some(Reply::Array(replies))
     }
 }

@@ -8,6 +8,13 @@
 //! as Redis never pauses its replicas. The expiry sweeper deletes nothing during a
 //! pause (an expired key still reads as absent), so the data stand still, which is
 //! what a failover pauses writes for.
+//!
+//! With several I/O threads, a command may look for a pause just before another
+//! thread starts one. So every path that runs commands looks again under the
+//! transaction gate ([`crate::gate`]: shared by commands, exclusive for `EXEC`), and
+//! `CLIENT PAUSE` sets the pause, then takes the gate exclusively once before it
+//! answers: a command that looked before then has finished, one that looks after sees
+//! the pause. Once `+OK` is sent, no held command runs until the pause ends.
 
 use crate::conn::Connection;
 use crate::table;
@@ -96,24 +103,47 @@ impl ClientPause {
         if !self.may_be_active() || conn.import_link.is_some() {
             return false;
         }
+        self.holds_request(request, conn.authenticated, || conn.transaction_writes())
+    }
+
+    /// Whether `request` of a client (authenticated or not) waits for the pause to
+    /// end; `exec_writes` says whether an `EXEC`'s transaction holds a write.
+    pub(crate) fn holds_request(
+        &self,
+        request: &[Vec<u8>],
+        authenticated: bool,
+        exec_writes: impl FnOnce() -> bool,
+    ) -> bool {
+        if !self.may_be_active() {
+            return false;
+        }
         let Some(spec) = request.first().and_then(|name| table::lookup(name)) else {
             return false;
         };
-        if !spec.arity_ok(request.len())
-            || (!conn.authenticated && !spec.flags.contains(&"no-auth"))
-        {
+        if !spec.arity_ok(request.len()) || (!authenticated && !spec.flags.contains(&"no-auth")) {
             return false;
         }
         match self.in_force() {
             None => false,
             Some(true) => true,
-            Some(false) => {
-                spec.flags.contains(&"write")
-                    || spec.name == "pfcount"
-                    || (spec.name == "exec" && conn.transaction_writes())
-            }
+            Some(false) => is_write(spec) || (spec.name == "exec" && exec_writes()),
         }
     }
+}
+
+/// Whether a command changes the data as `CLIENT PAUSE WRITE` counts it: a write, or
+/// `PFCOUNT`, which Redis may replicate (it caches the count in the string).
+pub(crate) fn is_write(spec: &table::Spec) -> bool {
+    spec.flags.contains(&"write") || spec.name == "pfcount"
+}
+
+/// Whether `request` is `CLIENT PAUSE ...`: it runs outside the transaction gate, then
+/// takes the gate exclusively once, as a barrier, so that no command that looked for a
+/// pause before this one began runs on after its `+OK`.
+pub(crate) fn is_client_pause(request: &[Vec<u8>]) -> bool {
+    request.len() >= 2
+        && request[0].eq_ignore_ascii_case(b"client")
+        && request[1].eq_ignore_ascii_case(b"pause")
 }
 
 #[cfg(test)]

@@ -60,9 +60,13 @@ pub(crate) fn run(ready: &[Token], clients: &mut FastMap<Token, Client>) {
         let started = Instant::now();
         let replies = catch_unwind(AssertUnwindSafe(|| {
             let _gate = shared.gate.shared(gate_id);
+            // Taken while no `CLIENT PAUSE` was in force; one may have begun since.
+            if shared.pause.holds_request(&requests[0], true, || false) {
+                return Err(None);
+            }
             // Routed when the batch was taken, and again under the gate: a slot's
             // hand-over may have paused or moved it since.
-            shared.reroute(&requests[0])?;
+            shared.reroute(&requests[0]).map_err(Some)?;
             let mut replies = Vec::with_capacity(requests.len());
             let mut at = 0;
             while at < requests.len() {
@@ -74,12 +78,21 @@ pub(crate) fn run(ready: &[Token], clients: &mut FastMap<Token, Client>) {
             Ok(replies)
         }));
         let replies = match replies {
-            Ok(Err(reply)) if cluster::is_paused(&reply) => {
+            Ok(Err(None)) => {
+                // Nothing ran: each client's requests wait for `CLIENT PAUSE` to end.
+                for (token, mine) in split(&members, requests) {
+                    if let Some(client) = clients.get_mut(&token) {
+                        client.connection_mut().hold_for_pause(mine);
+                    }
+                }
+                continue;
+            }
+            Ok(Err(Some(reply))) if cluster::is_paused(&reply) => {
                 // Nothing ran: each client's requests wait for the pause to end.
                 hold(clients, &members, requests, reply);
                 continue;
             }
-            Ok(Err(reply)) => Ok(vec![reply; requests.len()]),
+            Ok(Err(Some(reply))) => Ok(vec![reply; requests.len()]),
             Ok(Ok(replies)) => Ok(replies),
             Err(panic) => Err(panic),
         };
@@ -122,12 +135,10 @@ pub(crate) fn run(ready: &[Token], clients: &mut FastMap<Token, Client>) {
 fn hold(
     clients: &mut FastMap<Token, Client>,
     members: &[(Token, usize)],
-    mut requests: Vec<rocksketch::resp::Request>,
+    requests: Vec<rocksketch::resp::Request>,
     reply: Reply,
 ) {
-    for &(token, count) in members {
-        let rest = requests.split_off(count);
-        let mine = std::mem::replace(&mut requests, rest);
+    for (token, mine) in split(members, requests) {
         let Some(client) = clients.get_mut(&token) else {
             continue;
         };
@@ -140,4 +151,17 @@ fn hold(
             }
         }
     }
+}
+
+/// The batch's requests given back to the members they came from.
+fn split(
+    members: &[(Token, usize)],
+    mut requests: Vec<rocksketch::resp::Request>,
+) -> Vec<(Token, Vec<rocksketch::resp::Request>)> {
+    let mut out = Vec::with_capacity(members.len());
+    for &(token, count) in members {
+        let rest = requests.split_off(count.min(requests.len()));
+        out.push((token, std::mem::replace(&mut requests, rest)));
+    }
+    out
 }

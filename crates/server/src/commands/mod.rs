@@ -57,6 +57,9 @@ pub(crate) enum Outcome {
     /// Park the client, this command included, while a slot's hand-over pauses its
     /// writes; it runs again (and is redirected) once the pause is over.
     Held,
+    /// Park the client, this command included, while `CLIENT PAUSE` holds it (found
+    /// under the transaction gate, see [`crate::pause`]).
+    Paused,
 }
 
 /// What a replica answers to a write command of a client.
@@ -149,9 +152,11 @@ pub(crate) fn dispatch(conn: &mut Connection, request: &[Vec<u8>]) -> Outcome {
             Err(reply) => reply,
         },
         // Run by the connection before dispatch; here only if it declined the request.
-        Handler::Transaction => conn
-            .transaction_step(request)
-            .unwrap_or_else(|| Reply::wrong_arity(spec.name)),
+        Handler::Transaction => match conn.transaction_step(request) {
+            Some(Outcome::Reply(reply)) => reply,
+            Some(other) => return other,
+            None => Reply::wrong_arity(spec.name),
+        },
     })
 }
 

@@ -108,6 +108,11 @@ impl Connection {
         now < *self.held_until.get_or_insert(now + HOLD_MAX)
     }
 
+    /// Parks `requests` (not run yet) until `CLIENT PAUSE` lets them go.
+    pub(crate) fn hold_for_pause(&mut self, requests: Vec<Request>) {
+        self.park(Parking::ClientPause, requests);
+    }
+
     /// Parks `requests` (not run yet) until the hand-over's pause is over.
     pub(crate) fn hold(&mut self, requests: Vec<Request>) {
         self.park(Parking::HandOver, requests);

@@ -15,15 +15,20 @@ use std::time::Duration;
 
 const WRITERS: usize = 6;
 
-#[test]
-fn no_write_runs_after_client_pause_answers() {
-    let dir = tempfile::tempdir().unwrap();
+/// A server of two I/O threads over `dir`.
+fn two_threads(dir: &tempfile::TempDir) -> TestServer {
     let config = ServerConfig {
         port: 0,
         threads: 2,
         ..ServerConfig::default()
     };
-    let server = TestServer::start(dir.path(), config);
+    TestServer::start(dir.path(), config)
+}
+
+#[test]
+fn no_write_runs_after_client_pause_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = two_threads(&dir);
     let stop = Arc::new(AtomicBool::new(false));
     let sent: Arc<Vec<AtomicU64>> = Arc::new((0..WRITERS).map(|_| AtomicU64::new(0)).collect());
     let writers: Vec<_> = (0..WRITERS)
@@ -77,12 +82,7 @@ fn no_write_runs_after_client_pause_answers() {
 #[test]
 fn a_write_running_when_the_pause_begins_finishes_before_its_ok() {
     let dir = tempfile::tempdir().unwrap();
-    let config = ServerConfig {
-        port: 0,
-        threads: 2,
-        ..ServerConfig::default()
-    };
-    let server = TestServer::start(dir.path(), config);
+    let server = two_threads(&dir);
     // Connections go to the I/O threads in turn: these two run on different ones.
     let mut writer = server.client();
     let mut pauser = server.client();

@@ -5,13 +5,18 @@ use crate::table::{lookup, Spec, COMMANDS};
 
 fn command_entry(spec: &Spec) -> Reply {
     let (first, last, step) = spec.keys;
+    // A merge's sources follow their count: keys a client finds only by asking
+    // `COMMAND GETKEYS`, which Redis flags so.
+    let movable = spec.counted_sources.then_some("movablekeys");
     Reply::Array(vec![
         bulk(spec.name),
         Reply::Int(spec.arity),
         Reply::Array(
             spec.flags
                 .iter()
-                .map(|f| Reply::Simple((*f).to_owned()))
+                .copied()
+                .chain(movable)
+                .map(|f| Reply::Simple(f.to_owned()))
                 .collect(),
         ),
         Reply::Int(first),
@@ -24,7 +29,31 @@ fn command_entry(spec: &Spec) -> Reply {
     ])
 }
 
-/// `COMMAND [COUNT | LIST | INFO name... | DOCS [name...]]`.
+/// `COMMAND GETKEYS command arg...`: the keys the command names, as the host finds
+/// them (a cluster routes by the same), with Redis 7's errors.
+fn getkeys(request: &[Vec<u8>]) -> HostResult {
+    if request.len() < 2 {
+        return Err(err(
+            "ERR wrong number of arguments for 'command|getkeys' command",
+        ));
+    }
+    let Some(spec) = lookup(&request[0]) else {
+        return Err(err("ERR Invalid command specified"));
+    };
+    if spec.keys.0 <= 0 && !spec.counted_sources {
+        return Err(err("ERR The command has no key arguments"));
+    }
+    if !spec.arity_ok(request.len()) {
+        return Err(err("ERR Invalid number of arguments specified for command"));
+    }
+    let keys: Vec<Reply> = spec.all_keys(request).map(bulk).collect();
+    match keys.is_empty() {
+        true => Err(err("ERR Invalid arguments specified for command")),
+        false => Ok(Reply::Array(keys)),
+    }
+}
+
+/// `COMMAND [COUNT | LIST | INFO name... | DOCS [name...] | GETKEYS command arg...]`.
 pub(crate) fn command(_conn: &mut Connection, args: &mut Args) -> HostResult {
     let Some(sub) = args.next_opt() else {
         return Ok(Reply::Array(
@@ -35,6 +64,7 @@ pub(crate) fn command(_conn: &mut Connection, args: &mut Args) -> HostResult {
     let named = || names.iter().map(|n| lookup(n));
     Ok(match lower(sub).as_str() {
         "count" => Reply::Int(COMMANDS.rows().len() as i64),
+        "getkeys" => getkeys(names)?,
         "list" => Reply::Array(COMMANDS.rows().iter().map(|s| bulk(s.name)).collect()),
         "info" if names.is_empty() => {
             Reply::Array(COMMANDS.rows().iter().map(command_entry).collect())

@@ -149,6 +149,8 @@ fn cluster_replies_are_redis_clusters() {
             &["PFMERGE", "{t}c", "other"],
             &["DEL", "{t}a", "other"],
             &["EXISTS", "{t}a", "{t}b", "{t}c"],
+            &["TOUCH", "{t}a", "{t}b", "{t}a"],
+            &["TOUCH", "{t}a", "other"],
             &["CLUSTER", "COUNTKEYSINSLOT", "15495"],
             &["CLUSTER", "GETKEYSINSLOT", "15495", "2"],
             &["CLUSTER", "GETKEYSINSLOT", "15495", "0"],

@@ -200,6 +200,11 @@ fn random_streams_answer_as_redis() {
                 93..=95 => {
                     words(&[["PFADD", "PFCOUNT", "PFMERGE", "PFDEBUG"][rng.gen_range(0..4)]])
                 }
+                96..=97 => {
+                    let mut cmd = words(&["TOUCH", k]);
+                    cmd.extend((0..rng.gen_range(0..3)).map(|_| key(&mut rng).as_bytes().to_vec()));
+                    cmd
+                }
                 _ => words(&["EXISTS", k]),
             };
             pair.same(&cmd);

@@ -49,6 +49,7 @@ impl Server {
                         info,
                         kill,
                         activity,
+                        feed: None,
                     },
                 );
             }
@@ -80,6 +81,12 @@ impl Server {
 pub(crate) struct Deregister {
     shared: Arc<Shared>,
     id: u64,
+}
+
+impl Deregister {
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
 }
 
 impl Drop for Deregister {

@@ -273,7 +273,8 @@ impl Client {
     )> {
         use std::os::fd::AsFd;
         let fd = self.stream.as_fd().try_clone_to_owned().ok()?;
-        let handoff = self.conn.handoff.take()?;
+        let mut handoff = self.conn.handoff.take()?;
+        handoff.entry = self._entry.take();
         Some((fd.into(), handoff, self.conn.shared.clone()))
     }
 

@@ -240,6 +240,19 @@ pub(crate) struct ClientEntry {
     kill: worker::KillSwitch,
     /// What it ran last, and when.
     activity: Arc<activity::Activity>,
+    /// Set once the connection feeds a replica (`PSYNC`): it is listed as one, and a
+    /// kill closes its socket.
+    feed: Option<Arc<replication::Peer>>,
+}
+
+impl ClientEntry {
+    /// Ends the connection: its I/O thread drops it, or a replica's feed ends.
+    fn kill(&self) {
+        match &self.feed {
+            Some(peer) => peer.close(),
+            None => self.kill.kill(),
+        }
+    }
 }
 
 #[derive(Clone, Default)]

@@ -3,7 +3,7 @@
 
 use super::connection::set_name;
 use super::*;
-use crate::{ClientEntry, ClientInfo};
+use crate::ClientEntry;
 
 /// `CLIENT SETINFO | SETNAME | GETNAME | ID | INFO | LIST | KILL`, and those of
 /// [`super::client_flow`].
@@ -60,12 +60,14 @@ pub(crate) fn client(conn: &mut Connection, args: &mut Args) -> HostResult {
             let filter = ListFilter::parse(filter)?;
             let clients = conn.shared.clients.lock();
             let ids = match filter {
-                ListFilter::All => {
-                    let mut ids: Vec<u64> = clients.keys().copied().collect();
+                ListFilter::Kind(kind) => {
+                    let of_kind = clients
+                        .iter()
+                        .filter(|(_, c)| kind.is_none_or(|k| k == c.kind()));
+                    let mut ids: Vec<u64> = of_kind.map(|(id, _)| *id).collect();
                     ids.sort_unstable();
                     ids
                 }
-                ListFilter::Nothing => Vec::new(),
                 ListFilter::Ids(ids) => ids,
             };
             let running = |id| (id == conn.id).then_some("client|list");
@@ -82,7 +84,7 @@ pub(crate) fn client(conn: &mut Connection, args: &mut Args) -> HostResult {
         }
         ("kill", [addr]) => {
             // The old form: one address, `+OK` or an error, the caller included.
-            if kill_where(conn, |_, info| info.addr.as_bytes() == addr.as_slice()) == 0 {
+            if kill_where(conn, |_, c| c.info.addr.as_bytes() == addr.as_slice()) == 0 {
                 return Err(err("ERR No such client"));
             }
             Reply::ok()
@@ -90,8 +92,8 @@ pub(crate) fn client(conn: &mut Connection, args: &mut Args) -> HostResult {
         ("kill", filters) if !filters.is_empty() => {
             let filter = KillFilter::parse(filters)?;
             let me = conn.id;
-            Reply::Int(kill_where(conn, |id, info| {
-                (id != me || !filter.skip_me) && filter.matches(id, info)
+            Reply::Int(kill_where(conn, |id, c| {
+                (id != me || !filter.skip_me) && filter.matches(id, c)
             }) as i64)
         }
         ("id" | "setname" | "getname" | "setinfo" | "info" | "kill", _) => Reply::Error(format!(
@@ -118,11 +120,17 @@ const MAX_LIST_BYTES: usize = 64 << 20;
 fn client_line(id: u64, entry: &ClientEntry, running: Option<&str>) -> String {
     let c = &entry.info;
     let age = c.connected.map_or(0, |t| t.elapsed().as_secs());
-    let (cmd, idle) = match running {
-        Some(cmd) => (cmd.to_owned(), 0),
-        None => (entry.activity.command(), entry.activity.idle_seconds()),
+    let (cmd, idle) = match (running, &entry.feed) {
+        (Some(cmd), _) => (cmd.to_owned(), 0),
+        // A replica's last command is its acknowledgement, sent every second.
+        (None, Some(peer)) => (peer.last_command().to_owned(), peer.lag()),
+        (None, None) => (entry.activity.command(), entry.activity.idle_seconds()),
     };
-    let (flags, multi) = (entry.activity.flag_letters(), entry.activity.queued());
+    let flags = match entry.feed {
+        Some(_) => "S".to_owned(),
+        None => entry.activity.flag_letters(),
+    };
+    let multi = entry.activity.queued();
     format!(
         "id={id} addr={} laddr={} fd={} name={} age={age} idle={idle} flags={flags} db={} \
          sub=0 psub=0 ssub=0 multi={multi} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 \
@@ -132,23 +140,38 @@ fn client_line(id: u64, entry: &ClientEntry, running: Option<&str>) -> String {
     )
 }
 
-/// What `CLIENT LIST` lists, parsed as Redis parses it: every connection; those of a
-/// `TYPE`; or `ID id [id ...]`, in the order given, repeats included, unknown ones
-/// left out.
+/// What `CLIENT LIST` lists, parsed as Redis parses it: every connection (kind
+/// `None`); those of a `TYPE`; or `ID id [id ...]`, in the order given, repeats
+/// included, unknown ones left out.
 enum ListFilter {
-    All,
-    Nothing,
+    Kind(Option<Kind>),
     Ids(Vec<u64>),
+}
+
+/// A connection's type as `CLIENT LIST TYPE` and `CLIENT KILL TYPE` name them: a
+/// replica's feed, or a normal client; `Other` (`master`, `pubsub`) matches none here
+/// (the link to a primary is not a client, and there is no pub/sub).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Normal,
+    Replica,
+    Other,
+}
+
+impl ClientEntry {
+    fn kind(&self) -> Kind {
+        match self.feed.is_some() {
+            true => Kind::Replica,
+            false => Kind::Normal,
+        }
+    }
 }
 
 impl ListFilter {
     fn parse(words: &[Vec<u8>]) -> Result<ListFilter, Reply> {
         match words {
-            [] => Ok(ListFilter::All),
-            [word, kind] if lower(word) == "type" => Ok(match is_normal_type(kind)? {
-                true => ListFilter::All,
-                false => ListFilter::Nothing,
-            }),
+            [] => Ok(ListFilter::Kind(None)),
+            [word, kind] if lower(word) == "type" => Ok(ListFilter::Kind(Some(kind_named(kind)?))),
             [word, ids @ ..] if !ids.is_empty() && lower(word) == "id" => ids
                 .iter()
                 .map(|id| parse_i64(id).map(|id| id as u64))
@@ -160,13 +183,12 @@ impl ListFilter {
     }
 }
 
-/// Whether a client type names the normal connections, the only type this host lists
-/// (a replica's feed leaves the client table when `PSYNC` hands it over, and the link to
-/// a primary is not a client); an error for a name Redis does not know.
-fn is_normal_type(kind: &[u8]) -> Result<bool, Reply> {
+/// The client type a name means; an error for a name Redis does not know.
+fn kind_named(kind: &[u8]) -> Result<Kind, Reply> {
     match lower(kind).as_str() {
-        "normal" => Ok(true),
-        "master" | "replica" | "slave" | "pubsub" => Ok(false),
+        "normal" => Ok(Kind::Normal),
+        "replica" | "slave" => Ok(Kind::Replica),
+        "master" | "pubsub" => Ok(Kind::Other),
         _ => Err(Reply::Error(format!(
             "ERR Unknown client type '{}'",
             String::from_utf8_lossy(kind)
@@ -175,12 +197,12 @@ fn is_normal_type(kind: &[u8]) -> Result<bool, Reply> {
 }
 
 /// Kills every connection `matches` accepts; how many.
-fn kill_where(conn: &Connection, matches: impl Fn(u64, &ClientInfo) -> bool) -> usize {
+fn kill_where(conn: &Connection, matches: impl Fn(u64, &ClientEntry) -> bool) -> usize {
     let clients = conn.shared.clients.lock();
     let mut killed = 0;
     for (id, entry) in clients.iter() {
-        if matches(*id, &entry.info) {
-            entry.kill.kill();
+        if matches(*id, entry) {
+            entry.kill();
             killed += 1;
         }
     }
@@ -194,9 +216,10 @@ struct KillFilter {
     id: Option<u64>,
     addr: Option<Vec<u8>>,
     laddr: Option<Vec<u8>>,
-    /// Connections of another user or type: every connection here is the default
-    /// user's and of the normal type, so such a filter matches none.
+    /// Connections of another user: every connection here is the default user's, so
+    /// such a filter matches none.
     none: bool,
+    kind: Option<Kind>,
     max_age: Option<u64>,
     skip_me: bool,
 }
@@ -220,7 +243,7 @@ impl KillFilter {
                 "addr" => filter.addr = Some(value.clone()),
                 "laddr" => filter.laddr = Some(value.clone()),
                 "user" => filter.none |= value.as_slice() != b"default",
-                "type" => filter.none |= !is_normal_type(value)?,
+                "type" => filter.kind = Some(kind_named(value)?),
                 "maxage" => match parse_i64(value) {
                     Some(age) if age >= 0 => filter.max_age = Some(age as u64),
                     _ => return Err(err(NOT_INTEGER)),
@@ -236,9 +259,11 @@ impl KillFilter {
         Ok(filter)
     }
 
-    fn matches(&self, id: u64, info: &ClientInfo) -> bool {
+    fn matches(&self, id: u64, client: &ClientEntry) -> bool {
+        let info = &client.info;
         let age = info.connected.map_or(0, |t| t.elapsed().as_secs());
         !self.none
+            && self.kind.is_none_or(|kind| kind == client.kind())
             && self.id.is_none_or(|want| want == id)
             && self
                 .addr

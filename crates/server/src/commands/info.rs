@@ -92,10 +92,12 @@ fn server(conn: &Connection, text: &mut String) {
 /// counts its blocked and postponed clients.
 fn clients(conn: &Connection, text: &mut String) {
     let shared = &conn.shared;
+    // Replicas are not counted as connected clients, as in Redis.
     let (connected, blocked) = {
         let clients = shared.clients.lock();
         let blocked = clients.values().filter(|c| c.activity.is_blocked()).count();
-        (clients.len(), blocked)
+        let replicas = clients.values().filter(|c| c.feed.is_some()).count();
+        (clients.len() - replicas, blocked)
     };
     let _ = write!(
         text,

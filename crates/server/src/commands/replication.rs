@@ -145,6 +145,7 @@ pub(crate) fn psync(conn: &mut Connection, request: &[Vec<u8>]) -> Result<Handof
         replid,
         offset,
         port: conn.replica_port,
+        entry: None,
     })
 }
 

@@ -43,6 +43,9 @@ pub(crate) struct Handoff {
     pub(crate) offset: Option<u64>,
     /// The port the replica said it listens on (`REPLCONF listening-port`).
     pub(crate) port: u16,
+    /// The connection's client entry, kept while the feed lasts: `CLIENT LIST` shows
+    /// the replica (flags `S`) and `CLIENT KILL` can end it.
+    pub(crate) entry: Option<crate::admit::Deregister>,
 }
 
 /// A replica fed from here, as `INFO replication`, `ROLE` and `WAIT` see it.
@@ -50,11 +53,14 @@ pub(crate) struct Peer {
     pub(crate) ip: String,
     pub(crate) port: u16,
     acked: AtomicU64,
-    last_ack: Mutex<Instant>,
+    /// When the replica last acknowledged (`None`: not yet, since `PSYNC`).
+    last_ack: Mutex<Option<Instant>>,
     online: AtomicBool,
     closed: AtomicBool,
     /// The feed found nothing new and waits for a write to wake it.
     idle: AtomicBool,
+    /// When `PSYNC` handed the connection over.
+    since: Instant,
     stream: TcpStream,
     /// The thread feeding it, woken early by a `WAIT`.
     feeder: Thread,
@@ -65,9 +71,21 @@ impl Peer {
         self.acked.load(Ordering::SeqCst)
     }
 
-    /// Seconds since the replica last acknowledged.
+    /// Seconds since the replica last acknowledged (or since its `PSYNC`).
     pub(crate) fn lag(&self) -> u64 {
-        self.last_ack.lock().elapsed().as_secs()
+        self.last_ack
+            .lock()
+            .unwrap_or(self.since)
+            .elapsed()
+            .as_secs()
+    }
+
+    /// Its last command, as `CLIENT LIST` shows it: `PSYNC` until it acknowledges.
+    pub(crate) fn last_command(&self) -> &'static str {
+        match self.last_ack.lock().is_some() {
+            true => "replconf",
+            false => "psync",
+        }
     }
 
     /// `online` once it streams, `wait_bgsave` while a full sync is sent.
@@ -108,6 +126,12 @@ pub(crate) fn serve_replica(shared: Arc<Shared>, stream: TcpStream, handoff: Han
         return;
     };
     let peer = Arc::new(peer);
+    if let Some(entry) = &handoff.entry {
+        if let Some(client) = shared.clients.lock().get_mut(&entry.id()) {
+            client.feed = Some(peer.clone());
+            client.info.fd = std::os::fd::AsRawFd::as_raw_fd(&stream);
+        }
+    }
     shared.replication.peers.lock().push(peer.clone());
     shared.replication.feeds.fetch_add(1, Ordering::SeqCst);
     let fed = feed(&shared, &stream, &peer, &handoff);
@@ -132,7 +156,8 @@ fn prepare(stream: &TcpStream, handoff: &Handoff) -> io::Result<Peer> {
         ip: stream.peer_addr()?.ip().to_string(),
         port: handoff.port,
         acked: AtomicU64::new(0),
-        last_ack: Mutex::new(Instant::now()),
+        last_ack: Mutex::new(None),
+        since: Instant::now(),
         online: AtomicBool::new(false),
         closed: AtomicBool::new(false),
         idle: AtomicBool::new(false),
@@ -260,7 +285,7 @@ fn read_acks(shared: &Arc<Shared>, stream: TcpStream, peer: &Arc<Peer>) {
                 if name.eq_ignore_ascii_case(b"replconf") && sub.eq_ignore_ascii_case(b"ack") {
                     if let Ok(offset) = wire::number(offset) {
                         let before = peer.acked.fetch_max(offset, Ordering::SeqCst);
-                        *peer.last_ack.lock() = Instant::now();
+                        *peer.last_ack.lock() = Some(Instant::now());
                         if offset > before {
                             shared.replication.acknowledged();
                         }

@@ -21,7 +21,7 @@ mod feed;
 mod follow;
 mod ids;
 
-pub(crate) use feed::{next_batches, serve_replica, Handoff};
+pub(crate) use feed::{next_batches, serve_replica, Handoff, Peer};
 pub(crate) use ids::{new_id, Ids};
 
 use crate::Shared;

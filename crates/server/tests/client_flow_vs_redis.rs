@@ -366,7 +366,7 @@ fn pause_scenario(addr: SocketAddr) -> Vec<String> {
 
     // WRITE: writes (and PFCOUNT, which Redis may replicate) wait, with what follows
     // them; reads and the queueing of reads go on.
-    p.0.write_all(&wire(&["CLIENT", "PAUSE", "1500", "WRITE"]))
+    p.0.write_all(&wire(&["CLIENT", "PAUSE", "3000", "WRITE"]))
         .unwrap();
     let paused = Instant::now();
     note(&mut seen, "pause", &p.read_until(b"+OK\r\n"));
@@ -426,7 +426,7 @@ fn pause_scenario(addr: SocketAddr) -> Vec<String> {
     let waited = paused.elapsed();
     seen.push(format!(
         "released after the pause: {}",
-        waited >= Duration::from_millis(1200)
+        waited >= Duration::from_millis(2700)
     ));
     m.0.write_all(&wire(&["EXEC"])).unwrap();
     note(&mut seen, "exec", &m.read_until(b"+PONG\r\n:1\r\n"));

@@ -61,12 +61,7 @@ impl Side {
         let lines = text
             .lines()
             .map(|line| {
-                let field = |name: &str| {
-                    line.split(' ')
-                        .find_map(|f| f.strip_prefix(&format!("{name}=")))
-                        .unwrap_or("?")
-                        .to_owned()
-                };
+                let field = |name| resp_client::client_field(line, name);
                 let who = match self.ids.iter().position(|id| *id == field("id")) {
                     Some(k) => format!("#{k}"),
                     None => "other".to_owned(),
@@ -162,10 +157,7 @@ fn client_list_shows_each_connections_last_command_and_idle_time() {
         };
         let idle: Vec<u64> = String::from_utf8_lossy(&text)
             .lines()
-            .map(|l| {
-                let idle = l.split(' ').find_map(|f| f.strip_prefix("idle="));
-                idle.unwrap().parse().unwrap()
-            })
+            .map(|l| resp_client::client_field(l, "idle").parse().unwrap())
             .collect();
         // #1 has been idle three seconds; #2 has just run a command, #0 is running one.
         // Redis counts idle time in whole seconds of a clock it reads ten times a second,

@@ -47,13 +47,7 @@ fn listed(c: &mut Client, kind: Option<&str>) -> Vec<String> {
     let mut lines: Vec<String> = String::from_utf8_lossy(&text)
         .lines()
         .map(|line| {
-            let field = |name: &str| {
-                let prefix = format!("{name}=");
-                line.split(' ')
-                    .find_map(|f| f.strip_prefix(&prefix))
-                    .unwrap_or("?")
-                    .to_owned()
-            };
+            let field = |name| resp_client::client_field(line, name);
             format!(
                 "flags={} cmd={} db={}",
                 field("flags"),

@@ -31,6 +31,13 @@ impl Value {
     }
 }
 
+/// Field `name` of a `CLIENT LIST` / `CLIENT INFO` line (`""` if it has none).
+pub fn client_field<'a>(line: &'a str, name: &str) -> &'a str {
+    line.split(' ')
+        .find_map(|f| f.strip_prefix(name)?.strip_prefix('='))
+        .unwrap_or("")
+}
+
 /// `words` as a RESP request on the wire.
 pub fn wire(words: &[&str]) -> Vec<u8> {
     let mut out = format!("*{}\r\n", words.len()).into_bytes();

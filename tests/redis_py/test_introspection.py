@@ -53,6 +53,24 @@ class Introspection(OneServer):
         with self.assertRaisesRegex(redis.ResponseError, "must be one of the following"):
             self.r.config_set("loglevel", "loud")
 
+    def test_config_set_of_a_fixed_parameters_own_value_succeeds(self):
+        # Test fixtures and tools turn off snapshots and memory limits this way; this
+        # host has neither, so the value they set is the one it keeps.
+        self.assertTrue(self.r.config_set("save", ""))
+        self.assertTrue(self.r.config_set("maxmemory", "0"))
+        self.assertTrue(self.r.config_set("maxmemory", "0mb"))
+        self.assertTrue(self.r.config_set("maxmemory-policy", "NOEVICTION"))
+        self.assertTrue(self.r.config_set("appendonly", "no"))
+        self.assertTrue(self.r.config_set("port", self.server.port))
+        for name, value in [("maxmemory", "1gb"), ("appendonly", "yes"), ("save", "60 1"), ("databases", "16")]:
+            with self.assertRaisesRegex(redis.ResponseError, "can't set immutable config$"):
+                self.r.config_set(name, value)
+        # All or nothing still: a refused pair undoes an accepted one.
+        with self.assertRaisesRegex(redis.ResponseError, "'maxmemory'"):
+            self.r.execute_command("CONFIG", "SET", "loglevel", "warning", "maxmemory", "1")
+        self.assertEqual(self.r.config_get("loglevel"), {"loglevel": "notice"})
+        self.assertEqual(self.r.config_get("maxmemory"), {"maxmemory": "0"})
+
     def test_slowlog_logs_commands_over_the_threshold(self):
         self.assertTrue(self.r.config_set("slowlog-log-slower-than", 0))
         self.assertTrue(self.r.slowlog_reset())

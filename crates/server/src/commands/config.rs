@@ -141,7 +141,7 @@ fn config_set(conn: &Connection, pairs: &[Vec<u8>]) -> Reply {
         };
         let name = lower(name);
         let value = String::from_utf8_lossy(value).into_owned();
-        match check_set(&name, value) {
+        match check_set(conn, &name, value) {
             Ok(apply) => changes.push(apply),
             Err(reason) => {
                 return Reply::Error(format!(
@@ -160,7 +160,7 @@ fn config_set(conn: &Connection, pairs: &[Vec<u8>]) -> Reply {
 /// setting; a lower one would only lock clients out).
 const MIN_MAX_ARGS: usize = 1024;
 
-fn check_set(name: &str, value: String) -> Result<Apply, String> {
+fn check_set(conn: &Connection, name: &str, value: String) -> Result<Apply, String> {
     let number = |v: &str| {
         v.parse::<i64>()
             .map_err(|_| "argument couldn't be parsed into an integer".to_owned())
@@ -252,6 +252,14 @@ fn check_set(name: &str, value: String) -> Result<Apply, String> {
                 c.shared.live.set_log_level(&level);
             })
         }
+        // One Redis changes at run time and this host keeps fixed: setting the value it
+        // has changes nothing, so it succeeds (`CONFIG SET save ""`, `maxmemory 0`).
+        known
+            if RUNTIME_IN_REDIS.contains(&known)
+                && same(known, &self::value(conn, known), &value) =>
+        {
+            Box::new(|_: &Connection| {})
+        }
         known if PARAMETERS.contains(&known) => return Err("can't set immutable config".to_owned()),
         unknown => {
             return Err(format!(
@@ -261,9 +269,43 @@ fn check_set(name: &str, value: String) -> Result<Apply, String> {
     })
 }
 
+/// The parameters of [`PARAMETERS`] that Redis lets `CONFIG SET` change and this host
+/// keeps as they are.
+const RUNTIME_IN_REDIS: &[&str] = &[
+    "bind",
+    "port",
+    "timeout",
+    "save",
+    "appendonly",
+    "maxmemory",
+    "maxmemory-policy",
+    "repl-timeout",
+    "repl-backlog-size",
+    "repl-backlog-ttl",
+    "min-replicas-to-write",
+    "min-slaves-to-write",
+];
+
+/// Whether `value` is the value `current` written another way (`0mb` for `0`).
+fn same(name: &str, current: &str, value: &str) -> bool {
+    match name {
+        "maxmemory" | "repl-backlog-size" => {
+            memory(value).is_some() && memory(value) == memory(current)
+        }
+        _ => value.eq_ignore_ascii_case(current),
+    }
+}
+
 /// A size as Redis writes them: bytes, or a number with `k`/`m`/`g` (powers of 1000) or
 /// `kb`/`mb`/`gb` (powers of 1024); at least 1.
 fn size(value: &str) -> Result<usize, String> {
+    memory(value)
+        .filter(|n| *n >= 1)
+        .ok_or_else(|| "argument must be a memory value".to_owned())
+}
+
+/// A size as Redis writes them, 0 included.
+fn memory(value: &str) -> Option<usize> {
     let lower = value.to_ascii_lowercase();
     let split = lower
         .find(|c: char| !c.is_ascii_digit())
@@ -277,15 +319,13 @@ fn size(value: &str) -> Result<usize, String> {
         "mb" => 1 << 20,
         "g" => 1_000_000_000,
         "gb" => 1 << 30,
-        _ => return Err("argument must be a memory value".to_owned()),
+        _ => return None,
     };
     digits
         .parse::<u64>()
         .ok()
         .and_then(|n| n.checked_mul(unit))
         .and_then(|n| usize::try_from(n).ok())
-        .filter(|n| *n >= 1)
-        .ok_or_else(|| "argument must be a memory value".to_owned())
 }
 
 /// `SLOWLOG GET [count] | LEN | RESET`.

@@ -76,9 +76,13 @@ impl Connection {
                 None => return Some(Outcome::Paused),
             },
             ("watch", true) => Reply::Error("ERR WATCH inside MULTI is not allowed".to_owned()),
-            // Refused inside a transaction (Redis's `no-multi` flag): the transaction
-            // fails.
-            ("shutdown", true) => {
+            // Refused inside a transaction (Redis's `no_multi` flag: `SAVE`, `SHUTDOWN`,
+            // `PSYNC`, `SYNC`), once its arity is right: the transaction fails.
+            (_, true)
+                if crate::table::lookup(&request[0]).is_some_and(|s| {
+                    s.flags.contains(&"no_multi") && s.arity_ok(request.len())
+                }) =>
+            {
                 if let Some(transaction) = self.transaction.as_mut() {
                     transaction.failed = true;
                 }

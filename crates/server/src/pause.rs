@@ -117,10 +117,11 @@ impl ClientPause {
         if !self.may_be_active() {
             return false;
         }
-        let Some(spec) = request.first().and_then(|name| table::lookup(name)) else {
+        // Unknown commands and wrong arities (a subcommand's too) are answered at once.
+        let Ok(spec) = crate::commands::check_call(request) else {
             return false;
         };
-        if !spec.arity_ok(request.len()) || (!authenticated && !spec.flags.contains(&"no-auth")) {
+        if !authenticated && !spec.flags.contains(&"no_auth") {
             return false;
         }
         match self.in_force() {

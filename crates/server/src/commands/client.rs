@@ -99,7 +99,7 @@ pub(crate) fn client(conn: &mut Connection, args: &mut Args) -> HostResult {
         ("id" | "setname" | "getname" | "setinfo" | "info" | "kill", _) => Reply::Error(format!(
             "ERR wrong number of arguments for 'client|{sub}' command"
         )),
-        (sub, rest) => match super::client_flow::client(conn, sub, rest) {
+        (sub, rest) => match super::client_flow::client(conn, sub, word, rest) {
             Some(reply) => reply?,
             None => Reply::Error(format!(
                 "ERR unknown subcommand '{}'. Try CLIENT HELP.",

@@ -9,8 +9,14 @@ use super::*;
 use crate::activity::{Unblocked, NO_EVICT, NO_TOUCH};
 use std::time::{Duration, Instant};
 
-/// `CLIENT sub rest...` for the subcommands here; `None` for any other subcommand.
-pub(super) fn client(conn: &mut Connection, sub: &str, rest: &[Vec<u8>]) -> Option<HostResult> {
+/// `CLIENT sub rest...` for the subcommands here (`sub` in lower case, `typed` as the
+/// client wrote it); `None` for any other subcommand.
+pub(super) fn client(
+    conn: &mut Connection,
+    sub: &str,
+    typed: &[u8],
+    rest: &[Vec<u8>],
+) -> Option<HostResult> {
     Some(match (sub, rest) {
         ("pause", [timeout]) => pause(conn, timeout, None),
         ("pause", [timeout, mode]) => pause(conn, timeout, Some(mode)),
@@ -36,7 +42,7 @@ pub(super) fn client(conn: &mut Connection, sub: &str, rest: &[Vec<u8>]) -> Opti
         // Redis checks these two's arity in the command, after the table's minimum.
         ("pause" | "unblock", rest) if rest.len() > 2 => Err(Reply::Error(format!(
             "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
-            sub.to_ascii_uppercase()
+            String::from_utf8_lossy(typed)
         ))),
         (
             "pause" | "unpause" | "reply" | "unblock" | "no-evict" | "no-touch" | "getredir"

@@ -1,5 +1,6 @@
 //! `COMMAND`: the command table as Redis reports it.
 
+use super::command_meta::{meta, subcommands, Find, KeySpec, Meta, Sub};
 use super::*;
 use crate::table::{lookup, Spec, COMMANDS};
 
@@ -8,25 +9,118 @@ fn command_entry(spec: &Spec) -> Reply {
     // A merge's sources follow their count: keys a client finds only by asking
     // `COMMAND GETKEYS`, which Redis flags so.
     let movable = spec.counted_sources.then_some("movablekeys");
-    Reply::Array(vec![
-        bulk(spec.name),
-        Reply::Int(spec.arity),
-        Reply::Array(
-            spec.flags
-                .iter()
-                .copied()
-                .chain(movable)
-                .map(|f| Reply::Simple(f.to_owned()))
-                .collect(),
-        ),
-        Reply::Int(first),
-        Reply::Int(last),
-        Reply::Int(step),
-        Reply::Array(vec![]),
-        Reply::Array(vec![]),
-        Reply::Array(vec![]),
-        Reply::Array(vec![]),
-    ])
+    let flags = spec.flags.iter().copied().chain(movable);
+    let meta = meta(spec);
+    let subs = subcommands(spec.name);
+    let subs = match subs.is_empty() {
+        // As Redis 7.0 answers: an empty set, or an array of entries.
+        true => Reply::Set(vec![]),
+        false => Reply::Array(subs.iter().map(sub_entry).collect()),
+    };
+    entry(
+        spec.name,
+        spec.arity,
+        flags,
+        [first, last, step],
+        &meta,
+        subs,
+    )
+}
+
+fn sub_entry(sub: &Sub) -> Reply {
+    let meta = Meta {
+        acl: sub.acl,
+        tips: sub.tips,
+        specs: &[],
+    };
+    let flags = sub.flags.iter().copied();
+    entry(
+        sub.name,
+        sub.arity,
+        flags,
+        [0, 0, 0],
+        &meta,
+        Reply::Set(vec![]),
+    )
+}
+
+/// Redis 7's ten fields of a command: name, arity, flags, first key, last key, step,
+/// ACL categories, tips, key specifications, subcommands.
+fn entry<'a>(
+    name: &str,
+    arity: i64,
+    flags: impl Iterator<Item = &'a str>,
+    keys: [i64; 3],
+    meta: &Meta,
+    subs: Reply,
+) -> Reply {
+    let words = |w: &[&str]| Reply::Set(w.iter().map(|f| Reply::Simple((*f).to_owned())).collect());
+    let mut fields = vec![
+        bulk(name),
+        Reply::Int(arity),
+        Reply::Set(flags.map(|f| Reply::Simple(f.to_owned())).collect()),
+    ];
+    fields.extend(keys.map(Reply::Int));
+    fields.push(words(meta.acl));
+    fields.push(Reply::Set(meta.tips.iter().map(|t| bulk(*t)).collect()));
+    fields.push(Reply::Set(meta.specs.iter().map(key_spec).collect()));
+    fields.push(subs);
+    Reply::Array(fields)
+}
+
+/// A key specification as Redis 7 writes one: a map (a flat array in RESP2).
+fn key_spec(spec: &KeySpec) -> Reply {
+    let map = |pairs: Vec<(&str, Reply)>| {
+        Reply::Map(pairs.into_iter().map(|(k, v)| (bulk(k), v)).collect())
+    };
+    let find = match spec.find {
+        Find::Range { last, step } => map(vec![
+            ("type", bulk("range")),
+            (
+                "spec",
+                map(vec![
+                    ("lastkey", Reply::Int(last)),
+                    ("keystep", Reply::Int(step)),
+                    ("limit", Reply::Int(0)),
+                ]),
+            ),
+        ]),
+        Find::Keynum { index, first, step } => map(vec![
+            ("type", bulk("keynum")),
+            (
+                "spec",
+                map(vec![
+                    ("keynumidx", Reply::Int(index)),
+                    ("firstkey", Reply::Int(first)),
+                    ("keystep", Reply::Int(step)),
+                ]),
+            ),
+        ]),
+    };
+    let begin = map(vec![
+        ("type", bulk("index")),
+        ("spec", map(vec![("index", Reply::Int(spec.begin))])),
+    ]);
+    let notes = (!spec.notes.is_empty()).then(|| ("notes", bulk(spec.notes)));
+    let flags = spec.flags.iter().map(|f| Reply::Simple((*f).to_owned()));
+    let mut pairs: Vec<(&str, Reply)> = notes.into_iter().collect();
+    pairs.push(("flags", Reply::Set(flags.collect())));
+    pairs.push(("begin_search", begin));
+    pairs.push(("find_keys", find));
+    map(pairs)
+}
+
+/// The entry `COMMAND INFO` answers for a name: a command, or a subcommand as
+/// `container|sub`.
+fn named_entry(name: &[u8]) -> Reply {
+    let name = String::from_utf8_lossy(name).to_ascii_lowercase();
+    match name.split_once('|') {
+        None => lookup(name.as_bytes()).map_or(Reply::Nil, command_entry),
+        Some((container, _)) => subcommands(container)
+            .iter()
+            .find(|s| s.name == name)
+            .map_or(Reply::Nil, sub_entry),
+    }
 }
 
 /// `COMMAND GETKEYS command arg...`: the keys the command names, as the host finds
@@ -65,15 +159,21 @@ pub(crate) fn command(_conn: &mut Connection, args: &mut Args) -> HostResult {
     Ok(match lower(sub).as_str() {
         "count" => Reply::Int(COMMANDS.rows().len() as i64),
         "getkeys" => getkeys(names)?,
-        "list" => Reply::Array(COMMANDS.rows().iter().map(|s| bulk(s.name)).collect()),
+        // Subcommands too, after their container, as Redis 7.0 lists them.
+        "list" => Reply::Array(
+            COMMANDS
+                .rows()
+                .iter()
+                .flat_map(|s| {
+                    let subs = subcommands(s.name).iter().map(|sub| sub.name);
+                    std::iter::once(s.name).chain(subs).map(bulk)
+                })
+                .collect(),
+        ),
         "info" if names.is_empty() => {
             Reply::Array(COMMANDS.rows().iter().map(command_entry).collect())
         }
-        "info" => Reply::Array(
-            named()
-                .map(|s| s.map_or(Reply::Nil, command_entry))
-                .collect(),
-        ),
+        "info" => Reply::Array(names.iter().map(|n| named_entry(n)).collect()),
         "docs" => {
             let specs: Vec<&Spec> = match names.is_empty() {
                 true => COMMANDS.rows().iter().collect(),

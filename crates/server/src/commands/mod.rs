@@ -16,6 +16,7 @@ use std::sync::atomic::Ordering;
 mod admin;
 mod client;
 mod client_flow;
+mod command_meta;
 mod config;
 mod connection;
 mod info;
@@ -97,6 +98,13 @@ fn checked(spec: Option<&'static Spec>, request: &[Vec<u8>]) -> Result<&'static 
     match spec {
         None => Err(command::unknown_command(request)),
         Some(spec) if !spec.arity_ok(request.len()) => Err(Reply::wrong_arity(spec.name)),
+        // Only the host's own commands have subcommands: one comparison for the rest.
+        Some(spec) if matches!(spec.handler, Handler::Host(_)) => {
+            match command_meta::sub_arity_error(spec.name, request) {
+                Some(reply) => Err(reply),
+                None => Ok(spec),
+            }
+        }
         Some(spec) => Ok(spec),
     }
 }
@@ -104,7 +112,7 @@ fn checked(spec: Option<&'static Spec>, request: &[Vec<u8>]) -> Result<&'static 
 /// Runs one command for `conn`.
 pub(crate) fn dispatch(conn: &mut Connection, request: &[Vec<u8>]) -> Outcome {
     let spec = request.first().and_then(|name| table::lookup(name));
-    if !conn.authenticated && !spec.is_some_and(|s| s.flags.contains(&"no-auth")) {
+    if !conn.authenticated && !spec.is_some_and(|s| s.flags.contains(&"no_auth")) {
         return Outcome::Reply(err(NOAUTH));
     }
     let spec = match checked(spec, request) {

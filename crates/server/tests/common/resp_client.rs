@@ -20,6 +20,8 @@ pub enum Value {
     Nil,
     Bool(bool),
     Array(Vec<Value>),
+    /// A RESP3 set (`~`).
+    Set(Vec<Value>),
     Map(Vec<(Value, Value)>),
     /// A RESP3 verbatim string: its format and its text.
     Verbatim(String, Vec<u8>),
@@ -211,6 +213,7 @@ impl Client {
             }
             b'*' if number() < 0 => Value::Nil,
             b'*' => Value::Array((0..number()).map(|_| self.read()).collect()),
+            b'~' => Value::Set((0..number()).map(|_| self.read()).collect()),
             b'%' => Value::Map((0..number()).map(|_| (self.read(), self.read())).collect()),
             other => panic!("unexpected reply type {:?}", other as char),
         })

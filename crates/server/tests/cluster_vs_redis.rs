@@ -124,6 +124,13 @@ fn cluster_replies_are_redis_clusters() {
             panic!("MYID")
         };
         assert_eq!(id.len(), 40);
+        // `CLUSTER HELP` in cluster mode: Redis's first and last lines (the host's
+        // lists only the subcommands it answers).
+        let help = |c: &mut Client| match c.cmd(&["CLUSTER", "HELP"]) {
+            Value::Array(lines) => [lines[0].clone(), lines[lines.len() - 1].clone()],
+            other => panic!("CLUSTER HELP: {other:?}"),
+        };
+        assert_eq!(help(&mut p.ours), help(&mut p.theirs));
         for words in [
             &["CLUSTER", "KEYSLOT", "{user1}:a"][..],
             &["CLUSTER", "KEYSLOT"],

@@ -253,3 +253,36 @@ fn subcommand_arity_errors_are_redis_7s() {
     }
     assert!(checked > 20, "{checked} arity errors compared");
 }
+
+#[test]
+fn help_has_redis_shape() {
+    let (_dir, ours) = temp_server();
+    let theirs = RedisServer::start();
+    let (mut a, mut b) = (ours.client(), Client::connect(theirs.addr));
+    for container in [
+        "CLIENT", "COMMAND", "CONFIG", "MODULE", "SLOWLOG", "cluster",
+    ] {
+        let (ours, theirs) = (a.cmd(&[container, "help"]), b.cmd(&[container, "HELP"]));
+        let (Value::Array(ours), Value::Array(theirs)) = (&ours, &theirs) else {
+            // Without cluster mode, both refuse `CLUSTER HELP` alike.
+            assert_eq!(ours, theirs, "{container}");
+            assert_eq!(container, "cluster");
+            continue;
+        };
+        assert_eq!(ours[0], theirs[0], "{container}: the first line");
+        assert_eq!(
+            ours[ours.len() - 2..],
+            theirs[theirs.len() - 2..],
+            "{container}"
+        );
+        assert!(
+            ours.iter().all(|l| matches!(l, Value::Simple(_))),
+            "{ours:?}"
+        );
+        assert!(ours.len() >= 5, "{container}: {ours:?}");
+    }
+    assert_eq!(
+        a.cmd(&["CONFIG", "HELP", "x"]),
+        b.cmd(&["CONFIG", "HELP", "x"])
+    );
+}

@@ -14,7 +14,7 @@ use rocksketch::command::Reply;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-const DISABLED: &str = "ERR This instance has cluster support disabled";
+pub(crate) const DISABLED: &str = "ERR This instance has cluster support disabled";
 
 fn cluster_of(conn: &Connection, disabled: &str) -> Result<Arc<Cluster>, Reply> {
     conn.shared.cluster.clone().ok_or_else(|| err(disabled))

@@ -82,70 +82,65 @@ const MERGES: &[KeySpec] = &[
     },
 ];
 
+// Redis 7.0's ACL categories, tips and key specifications, as named sets.
+const ADMIN: Words = &["@admin", "@slow", "@dangerous"];
+const ADMIN_FAST: Words = &["@admin", "@fast", "@dangerous"];
+const ADMIN_CONN: Words = &["@admin", "@slow", "@dangerous", "@connection"];
+const CONN: Words = &["@fast", "@connection"];
+const SLOW: Words = &["@slow"];
+const SLOW_CONN: Words = &["@slow", "@connection"];
+const TX: Words = &["@fast", "@transaction"];
+const KEY_READ: Words = &["@keyspace", "@read", "@fast"];
+const KEY_WRITE: Words = &["@keyspace", "@write", "@fast"];
+const FLUSH: Words = &["@keyspace", "@write", "@slow", "@dangerous"];
+const HLL_WRITE: Words = &["@write", "@hyperloglog", "@slow"];
+const NONE: Words = &[];
+const NONDET: Words = &["nondeterministic_output"];
+const UNORDERED: Words = &["nondeterministic_output_order"];
+const SUMMED: Words = &["request_policy:all_shards", "response_policy:agg_sum"];
+const SPLIT_SUMMED: Words = &["request_policy:multi_shard", "response_policy:agg_sum"];
+const ON_ALL: Words = &["request_policy:all_shards", "response_policy:all_succeeded"];
+const NO_KEYS: &[KeySpec] = &[];
+const READ1: &[KeySpec] = &[range(&["RO", "access"], 1, 0)];
+const LOOK1: &[KeySpec] = &[range(&["RO"], 1, 0)];
+const LOOK_ALL: &[KeySpec] = &[range(&["RO"], 1, -1)];
+const UPDATE1: &[KeySpec] = &[range(&["RW", "update"], 1, 0)];
+const DELETE_ALL: &[KeySpec] = &[range(&["RM", "delete"], 1, -1)];
+const PFCOUNT: &[KeySpec] = &[KeySpec {
+    notes: "RW because it may change the internal representation of the key, and \
+            propagate to replicas",
+    ..range(&["RW", "access"], 1, -1)
+}];
+const PFMERGE: &[KeySpec] = &[
+    range(&["RW", "access", "insert"], 1, 0),
+    range(&["RO", "access"], 2, -1),
+];
+const SET: &[KeySpec] = &[KeySpec {
+    notes: "RW and ACCESS due to the optional `GET` argument",
+    ..range(&["RW", "access", "update", "variable_flags"], 1, 0)
+}];
+
 /// The metadata `COMMAND` reports for a command of the table.
 pub(crate) fn meta(spec: &Spec) -> Meta {
     let (acl, tips, specs): (Words, Words, &'static [KeySpec]) = match spec.name {
-        "asking" => (&["@fast", "@connection"], &[], &[]),
-        "auth" => (&["@fast", "@connection"], &[], &[]),
-        "bgsave" => (&["@admin", "@slow", "@dangerous"], &[], &[]),
-        "client" => (&["@slow"], &[], &[]),
-        "cluster" => (&["@slow"], &[], &[]),
-        "command" => (
-            &["@slow", "@connection"],
-            &["nondeterministic_output_order"],
-            &[],
-        ),
-        "config" => (&["@slow"], &[], &[]),
-        "dbsize" => (
-            &["@keyspace", "@read", "@fast"],
-            &["request_policy:all_shards", "response_policy:agg_sum"],
-            &[],
-        ),
-        "debug" => (&["@admin", "@slow", "@dangerous"], &[], &[]),
-        "del" => (
-            &["@keyspace", "@write", "@slow"],
-            &["request_policy:multi_shard", "response_policy:agg_sum"],
-            const { &[range(&["RM", "delete"], 1, -1)] },
-        ),
-        "discard" => (&["@fast", "@transaction"], &[], &[]),
-        "echo" => (&["@fast", "@connection"], &[], &[]),
-        "exec" => (&["@slow", "@transaction"], &[], &[]),
-        "exists" => (
-            &["@keyspace", "@read", "@fast"],
-            &["request_policy:multi_shard", "response_policy:agg_sum"],
-            const { &[range(&["RO"], 1, -1)] },
-        ),
-        "expire" => (
-            &["@keyspace", "@write", "@fast"],
-            &[],
-            const { &[range(&["RW", "update"], 1, 0)] },
-        ),
-        "expireat" => (
-            &["@keyspace", "@write", "@fast"],
-            &[],
-            const { &[range(&["RW", "update"], 1, 0)] },
-        ),
-        "expiretime" => (
-            &["@keyspace", "@read", "@fast"],
-            &[],
-            const { &[range(&["RO", "access"], 1, 0)] },
-        ),
-        "flushall" => (
-            &["@keyspace", "@write", "@slow", "@dangerous"],
-            &["request_policy:all_shards", "response_policy:all_succeeded"],
-            &[],
-        ),
-        "flushdb" => (
-            &["@keyspace", "@write", "@slow", "@dangerous"],
-            &["request_policy:all_shards", "response_policy:all_succeeded"],
-            &[],
-        ),
-        "get" => (
-            &["@read", "@string", "@fast"],
-            &[],
-            const { &[range(&["RO", "access"], 1, 0)] },
-        ),
-        "hello" => (&["@fast", "@connection"], &[], &[]),
+        "asking" | "auth" | "echo" | "hello" | "quit" | "readonly" | "readwrite" | "reset"
+        | "select" => (CONN, NONE, NO_KEYS),
+        "bgsave" | "debug" | "psync" | "replconf" | "replicaof" | "save" | "shutdown"
+        | "slaveof" | "sync" => (ADMIN, NONE, NO_KEYS),
+        "client" | "cluster" | "config" | "module" | "slowlog" => (SLOW, NONE, NO_KEYS),
+        "command" => (SLOW_CONN, UNORDERED, NO_KEYS),
+        "dbsize" => (KEY_READ, SUMMED, NO_KEYS),
+        "del" => (&["@keyspace", "@write", "@slow"], SPLIT_SUMMED, DELETE_ALL),
+        "unlink" => (KEY_WRITE, SPLIT_SUMMED, DELETE_ALL),
+        "discard" | "multi" | "unwatch" => (TX, NONE, NO_KEYS),
+        "exec" => (&["@slow", "@transaction"], NONE, NO_KEYS),
+        "watch" => (TX, NONE, LOOK_ALL),
+        "exists" | "touch" => (KEY_READ, SPLIT_SUMMED, LOOK_ALL),
+        "type" => (KEY_READ, NONE, LOOK1),
+        "expire" | "expireat" | "pexpire" | "pexpireat" | "persist" => (KEY_WRITE, NONE, UPDATE1),
+        "expiretime" | "pexpiretime" => (KEY_READ, NONE, READ1),
+        "ttl" | "pttl" => (KEY_READ, NONDET, READ1),
+        "flushall" | "flushdb" => (FLUSH, ON_ALL, NO_KEYS),
         "info" => (
             &["@slow", "@dangerous"],
             &[
@@ -153,146 +148,47 @@ pub(crate) fn meta(spec: &Spec) -> Meta {
                 "request_policy:all_shards",
                 "response_policy:special",
             ],
-            &[],
+            NO_KEYS,
         ),
         "keys" => (
             &["@keyspace", "@read", "@slow", "@dangerous"],
             &["request_policy:all_shards", "nondeterministic_output_order"],
-            &[],
+            NO_KEYS,
         ),
-        "lastsave" => (
-            &["@admin", "@fast", "@dangerous"],
-            &["nondeterministic_output"],
-            &[],
-        ),
-        "module" => (&["@slow"], &[], &[]),
-        "multi" => (&["@fast", "@transaction"], &[], &[]),
-        "persist" => (
-            &["@keyspace", "@write", "@fast"],
-            &[],
-            const { &[range(&["RW", "update"], 1, 0)] },
-        ),
-        "pexpire" => (
-            &["@keyspace", "@write", "@fast"],
-            &[],
-            const { &[range(&["RW", "update"], 1, 0)] },
-        ),
-        "pexpireat" => (
-            &["@keyspace", "@write", "@fast"],
-            &[],
-            const { &[range(&["RW", "update"], 1, 0)] },
-        ),
-        "pexpiretime" => (
-            &["@keyspace", "@read", "@fast"],
-            &[],
-            const { &[range(&["RO", "access"], 1, 0)] },
-        ),
-        "pfadd" => (
-            &["@write", "@hyperloglog", "@fast"],
-            &[],
-            const { &[range(&["RW", "insert"], 1, 0)] },
-        ),
-        "pfcount" => (
-            &["@read", "@hyperloglog", "@slow"],
-            &[],
-            const {
-                &[KeySpec { notes: "RW because it may change the internal representation of the key, and propagate to replicas", flags: &["RW", "access"], begin: 1, find: Find::Range { last: -1, step: 1 } }]
-            },
-        ),
-        "pfdebug" => (
-            &["@write", "@hyperloglog", "@admin", "@slow", "@dangerous"],
-            &[],
-            const { &[range(&["RW", "access"], 2, 0)] },
-        ),
-        "pfmerge" => (
-            &["@write", "@hyperloglog", "@slow"],
-            &[],
-            const {
-                &[
-                    range(&["RW", "access", "insert"], 1, 0),
-                    range(&["RO", "access"], 2, -1),
-                ]
-            },
-        ),
-        "ping" => (
-            &["@fast", "@connection"],
-            &["request_policy:all_shards", "response_policy:all_succeeded"],
-            &[],
-        ),
-        "psync" => (&["@admin", "@slow", "@dangerous"], &[], &[]),
-        "pttl" => (
-            &["@keyspace", "@read", "@fast"],
-            &["nondeterministic_output"],
-            const { &[range(&["RO", "access"], 1, 0)] },
-        ),
-        "quit" => (&["@fast", "@connection"], &[], &[]),
-        "readonly" => (&["@fast", "@connection"], &[], &[]),
-        "readwrite" => (&["@fast", "@connection"], &[], &[]),
-        "replconf" => (&["@admin", "@slow", "@dangerous"], &[], &[]),
-        "replicaof" => (&["@admin", "@slow", "@dangerous"], &[], &[]),
-        "reset" => (&["@fast", "@connection"], &[], &[]),
-        "role" => (&["@admin", "@fast", "@dangerous"], &[], &[]),
-        "save" => (&["@admin", "@slow", "@dangerous"], &[], &[]),
         "scan" => (
             &["@keyspace", "@read", "@slow"],
             &["nondeterministic_output", "request_policy:special"],
-            &[],
+            NO_KEYS,
         ),
-        "select" => (&["@fast", "@connection"], &[], &[]),
-        "set" => (
-            &["@write", "@string", "@slow"],
-            &[],
-            const {
-                &[KeySpec {
-                    notes: "RW and ACCESS due to the optional `GET` argument",
-                    flags: &["RW", "access", "update", "variable_flags"],
-                    begin: 1,
-                    find: Find::Range { last: 0, step: 1 },
-                }]
-            },
-        ),
-        "shutdown" => (&["@admin", "@slow", "@dangerous"], &[], &[]),
-        "slaveof" => (&["@admin", "@slow", "@dangerous"], &[], &[]),
-        "slowlog" => (&["@slow"], &[], &[]),
-        "sync" => (&["@admin", "@slow", "@dangerous"], &[], &[]),
-        "time" => (&["@fast"], &["nondeterministic_output"], &[]),
-        "touch" => (
-            &["@keyspace", "@read", "@fast"],
-            &["request_policy:multi_shard", "response_policy:agg_sum"],
-            const { &[range(&["RO"], 1, -1)] },
-        ),
-        "ttl" => (
-            &["@keyspace", "@read", "@fast"],
-            &["nondeterministic_output"],
-            const { &[range(&["RO", "access"], 1, 0)] },
-        ),
-        "type" => (
-            &["@keyspace", "@read", "@fast"],
-            &[],
-            const { &[range(&["RO"], 1, 0)] },
-        ),
-        "unlink" => (
-            &["@keyspace", "@write", "@fast"],
-            &["request_policy:multi_shard", "response_policy:agg_sum"],
-            const { &[range(&["RM", "delete"], 1, -1)] },
-        ),
-        "unwatch" => (&["@fast", "@transaction"], &[], &[]),
+        "lastsave" => (ADMIN_FAST, NONDET, NO_KEYS),
+        "role" => (ADMIN_FAST, NONE, NO_KEYS),
+        "ping" => (CONN, ON_ALL, NO_KEYS),
+        "time" => (&["@fast"], NONDET, NO_KEYS),
         "wait" => (
-            &["@slow", "@connection"],
+            SLOW_CONN,
             &["request_policy:all_shards", "response_policy:agg_min"],
-            &[],
+            NO_KEYS,
         ),
-        "watch" => (
-            &["@fast", "@transaction"],
-            &[],
-            const { &[range(&["RO"], 1, -1)] },
+        "pfadd" => (
+            &["@write", "@hyperloglog", "@fast"],
+            NONE,
+            const { &[range(&["RW", "insert"], 1, 0)] },
         ),
+        "pfcount" => (&["@read", "@hyperloglog", "@slow"], NONE, PFCOUNT),
+        "pfmerge" => (HLL_WRITE, NONE, PFMERGE),
+        "pfdebug" => (
+            &["@write", "@hyperloglog", "@admin", "@slow", "@dangerous"],
+            NONE,
+            const { &[range(&["RW", "access"], 2, 0)] },
+        ),
+        "get" => (&["@read", "@string", "@fast"], NONE, READ1),
+        "set" => (&["@write", "@string", "@slow"], NONE, SET),
         // Kvrocks' topology command, not Redis's: an administrator's.
-        "clusterx" => (&["@admin", "@slow", "@dangerous"], &[], &[]),
-        _ if spec.counted_sources => (&[], &[], MERGES),
-        _ if spec.keys.0 <= 0 => (&[], &[], &[]),
-        _ if spec.flags.contains(&"write") => (&[], &[], WRITES),
-        _ => (&[], &[], READS),
+        "clusterx" => (ADMIN, NONE, NO_KEYS),
+        _ if spec.counted_sources => (NONE, NONE, MERGES),
+        _ if spec.keys.0 <= 0 => (NONE, NONE, NO_KEYS),
+        _ if spec.flags.contains(&"write") => (NONE, NONE, WRITES),
+        _ => (NONE, NONE, READS),
     };
     Meta { acl, tips, specs }
 }
@@ -336,245 +232,58 @@ pub(crate) fn subcommands(name: &str) -> &'static [Sub] {
     &SUBCOMMANDS[first..first + len]
 }
 
-/// Every subcommand the host answers, grouped by container, with Redis 7.0's
-/// arity, flags, ACL categories and tips (`NO-TOUCH` and `SETINFO` are Redis 7.2's).
+// Subcommands' flags.
+const OWN: Words = &["noscript", "loading", "stale"];
+const ADMIN_OWN: Words = &["admin", "noscript", "loading", "stale"];
+const LOADING_STALE: Words = &["loading", "stale"];
+const STALE: Words = &["stale"];
+
+/// Every subcommand the host answers, grouped by container, with Redis 7.0's arity,
+/// flags, ACL categories and tips (`NO-TOUCH` and `SETINFO` are Redis 7.2's).
+#[rustfmt::skip]
 const SUBCOMMANDS: &[Sub] = &[
-    sub(
-        "client|getname",
-        2,
-        &["noscript", "loading", "stale"],
-        &["@slow", "@connection"],
-        &[],
-    ),
-    sub(
-        "client|getredir",
-        2,
-        &["noscript", "loading", "stale"],
-        &["@slow", "@connection"],
-        &[],
-    ),
-    sub(
-        "client|id",
-        2,
-        &["noscript", "loading", "stale"],
-        &["@slow", "@connection"],
-        &[],
-    ),
-    sub(
-        "client|info",
-        2,
-        &["noscript", "loading", "stale"],
-        &["@slow", "@connection"],
-        &["nondeterministic_output"],
-    ),
-    sub(
-        "client|kill",
-        -3,
-        &["admin", "noscript", "loading", "stale"],
-        &["@admin", "@slow", "@dangerous", "@connection"],
-        &[],
-    ),
-    sub(
-        "client|list",
-        -2,
-        &["admin", "noscript", "loading", "stale"],
-        &["@admin", "@slow", "@dangerous", "@connection"],
-        &["nondeterministic_output"],
-    ),
-    sub(
-        "client|no-evict",
-        3,
-        &["admin", "noscript", "loading", "stale"],
-        &["@admin", "@slow", "@dangerous", "@connection"],
-        &[],
-    ),
-    sub(
-        "client|no-touch",
-        3,
-        &["noscript", "loading", "stale"],
-        &["@slow", "@connection"],
-        &[],
-    ),
-    sub(
-        "client|pause",
-        -3,
-        &["admin", "noscript", "loading", "stale"],
-        &["@admin", "@slow", "@dangerous", "@connection"],
-        &[],
-    ),
-    sub(
-        "client|reply",
-        3,
-        &["noscript", "loading", "stale"],
-        &["@slow", "@connection"],
-        &[],
-    ),
-    sub(
-        "client|setinfo",
-        4,
-        &["noscript", "loading", "stale", "allow_busy"],
-        &["@slow", "@connection"],
-        &["request_policy:all_nodes", "response_policy:all_succeeded"],
-    ),
-    sub(
-        "client|setname",
-        3,
-        &["noscript", "loading", "stale"],
-        &["@slow", "@connection"],
-        &[],
-    ),
-    sub(
-        "client|trackinginfo",
-        2,
-        &["noscript", "loading", "stale"],
-        &["@slow", "@connection"],
-        &[],
-    ),
-    sub(
-        "client|unblock",
-        -3,
-        &["admin", "noscript", "loading", "stale"],
-        &["@admin", "@slow", "@dangerous", "@connection"],
-        &[],
-    ),
-    sub(
-        "client|unpause",
-        2,
-        &["admin", "noscript", "loading", "stale"],
-        &["@admin", "@slow", "@dangerous", "@connection"],
-        &[],
-    ),
-    sub("cluster|countkeysinslot", 3, &["stale"], &["@slow"], &[]),
-    sub(
-        "cluster|getkeysinslot",
-        4,
-        &["stale"],
-        &["@slow"],
-        &["nondeterministic_output"],
-    ),
-    sub(
-        "cluster|info",
-        2,
-        &["stale"],
-        &["@slow"],
-        &["nondeterministic_output"],
-    ),
-    sub("cluster|keyslot", 3, &["stale"], &["@slow"], &[]),
-    sub("cluster|myid", 2, &["stale"], &["@slow"], &[]),
-    sub(
-        "cluster|nodes",
-        2,
-        &["stale"],
-        &["@slow"],
-        &["nondeterministic_output"],
-    ),
-    sub(
-        "cluster|shards",
-        2,
-        &["stale"],
-        &["@slow"],
-        &["nondeterministic_output"],
-    ),
-    sub(
-        "cluster|slots",
-        2,
-        &["stale"],
-        &["@slow"],
-        &["nondeterministic_output"],
-    ),
-    sub(
-        "command|count",
-        2,
-        &["loading", "stale"],
-        &["@slow", "@connection"],
-        &[],
-    ),
-    sub(
-        "command|docs",
-        -2,
-        &["loading", "stale"],
-        &["@slow", "@connection"],
-        &["nondeterministic_output_order"],
-    ),
-    sub(
-        "command|getkeys",
-        -4,
-        &["loading", "stale"],
-        &["@slow", "@connection"],
-        &[],
-    ),
-    sub(
-        "command|info",
-        -2,
-        &["loading", "stale"],
-        &["@slow", "@connection"],
-        &["nondeterministic_output_order"],
-    ),
-    sub(
-        "command|list",
-        -2,
-        &["loading", "stale"],
-        &["@slow", "@connection"],
-        &["nondeterministic_output_order"],
-    ),
-    sub(
-        "config|get",
-        -3,
-        &["admin", "noscript", "loading", "stale"],
-        &["@admin", "@slow", "@dangerous"],
-        &[],
-    ),
-    sub(
-        "config|resetstat",
-        2,
-        &["admin", "noscript", "loading", "stale"],
-        &["@admin", "@slow", "@dangerous"],
-        &[],
-    ),
-    sub(
-        "config|rewrite",
-        2,
-        &["admin", "noscript", "loading", "stale"],
-        &["@admin", "@slow", "@dangerous"],
-        &[],
-    ),
-    sub(
-        "config|set",
-        -4,
-        &["admin", "noscript", "loading", "stale"],
-        &["@admin", "@slow", "@dangerous"],
-        &["request_policy:all_nodes", "response_policy:all_succeeded"],
-    ),
-    sub(
-        "module|list",
-        2,
-        &["admin", "noscript"],
-        &["@admin", "@slow", "@dangerous"],
-        &["nondeterministic_output_order"],
-    ),
-    sub(
-        "slowlog|get",
-        -2,
-        &["admin", "loading", "stale"],
-        &["@admin", "@slow", "@dangerous"],
-        &["request_policy:all_nodes", "nondeterministic_output"],
-    ),
-    sub(
-        "slowlog|len",
-        2,
-        &["admin", "loading", "stale"],
-        &["@admin", "@slow", "@dangerous"],
-        &[
-            "request_policy:all_nodes",
-            "response_policy:agg_sum",
-            "nondeterministic_output",
-        ],
-    ),
-    sub(
-        "slowlog|reset",
-        2,
-        &["admin", "loading", "stale"],
-        &["@admin", "@slow", "@dangerous"],
-        &["request_policy:all_nodes", "response_policy:all_succeeded"],
-    ),
+    sub("client|getname", 2, OWN, SLOW_CONN, NONE),
+    sub("client|getredir", 2, OWN, SLOW_CONN, NONE),
+    sub("client|help", 2, LOADING_STALE, SLOW_CONN, NONE),
+    sub("client|id", 2, OWN, SLOW_CONN, NONE),
+    sub("client|info", 2, OWN, SLOW_CONN, NONDET),
+    sub("client|kill", -3, ADMIN_OWN, ADMIN_CONN, NONE),
+    sub("client|list", -2, ADMIN_OWN, ADMIN_CONN, NONDET),
+    sub("client|no-evict", 3, ADMIN_OWN, ADMIN_CONN, NONE),
+    sub("client|no-touch", 3, OWN, SLOW_CONN, NONE),
+    sub("client|pause", -3, ADMIN_OWN, ADMIN_CONN, NONE),
+    sub("client|reply", 3, OWN, SLOW_CONN, NONE),
+    sub("client|setinfo", 4, &["noscript", "loading", "stale", "allow_busy"], SLOW_CONN,
+        &["request_policy:all_nodes", "response_policy:all_succeeded"]),
+    sub("client|setname", 3, OWN, SLOW_CONN, NONE),
+    sub("client|trackinginfo", 2, OWN, SLOW_CONN, NONE),
+    sub("client|unblock", -3, ADMIN_OWN, ADMIN_CONN, NONE),
+    sub("client|unpause", 2, ADMIN_OWN, ADMIN_CONN, NONE),
+    sub("cluster|countkeysinslot", 3, STALE, SLOW, NONE),
+    sub("cluster|getkeysinslot", 4, STALE, SLOW, NONDET),
+    sub("cluster|help", 2, LOADING_STALE, SLOW, NONE),
+    sub("cluster|info", 2, STALE, SLOW, NONDET),
+    sub("cluster|keyslot", 3, STALE, SLOW, NONE),
+    sub("cluster|myid", 2, STALE, SLOW, NONE),
+    sub("cluster|nodes", 2, STALE, SLOW, NONDET),
+    sub("cluster|shards", 2, STALE, SLOW, NONDET),
+    sub("cluster|slots", 2, STALE, SLOW, NONDET),
+    sub("command|count", 2, LOADING_STALE, SLOW_CONN, NONE),
+    sub("command|docs", -2, LOADING_STALE, SLOW_CONN, UNORDERED),
+    sub("command|getkeys", -4, LOADING_STALE, SLOW_CONN, NONE),
+    sub("command|help", 2, LOADING_STALE, SLOW_CONN, NONE),
+    sub("command|info", -2, LOADING_STALE, SLOW_CONN, UNORDERED),
+    sub("command|list", -2, LOADING_STALE, SLOW_CONN, UNORDERED),
+    sub("config|get", -3, ADMIN_OWN, ADMIN, NONE),
+    sub("config|help", 2, LOADING_STALE, SLOW, NONE),
+    sub("config|resetstat", 2, ADMIN_OWN, ADMIN, NONE),
+    sub("config|rewrite", 2, ADMIN_OWN, ADMIN, NONE),
+    sub("config|set", -4, ADMIN_OWN, ADMIN, &["request_policy:all_nodes", "response_policy:all_succeeded"]),
+    sub("module|help", 2, LOADING_STALE, SLOW, NONE),
+    sub("module|list", 2, &["admin", "noscript"], ADMIN, UNORDERED),
+    sub("slowlog|get", -2, &["admin", "loading", "stale"], ADMIN, &["request_policy:all_nodes", "nondeterministic_output"]),
+    sub("slowlog|help", 2, LOADING_STALE, SLOW, NONE),
+    sub("slowlog|len", 2, &["admin", "loading", "stale"], ADMIN,
+        &["request_policy:all_nodes", "response_policy:agg_sum", "nondeterministic_output"]),
+    sub("slowlog|reset", 2, &["admin", "loading", "stale"], ADMIN, &["request_policy:all_nodes", "response_policy:all_succeeded"]),
 ];

@@ -19,6 +19,7 @@ mod client_flow;
 mod command_meta;
 mod config;
 mod connection;
+mod help;
 mod info;
 mod keyspace;
 mod listing;
@@ -129,6 +130,17 @@ pub(crate) fn dispatch(conn: &mut Connection, request: &[Vec<u8>]) -> Outcome {
     // The flag (an atomic load) first: on a primary, no scan of the command's flags.
     if conn.shared.store.is_replica() && spec.flags.contains(&"write") {
         return Outcome::Reply(err(READONLY));
+    }
+    if let (Handler::Host(_), [_, word]) = (spec.handler, request) {
+        if word.eq_ignore_ascii_case(b"help") {
+            if let Some(help) = help::help(spec.name) {
+                let disabled = spec.name == "cluster" && conn.shared.cluster.is_none();
+                return Outcome::Reply(match disabled {
+                    true => err(cluster::commands::DISABLED),
+                    false => help,
+                });
+            }
+        }
     }
     let mut args = Args::new(spec.name, request);
     Outcome::Reply(match spec.handler {

@@ -105,7 +105,12 @@ pub fn serve_args() -> Vec<Arg> {
         valued(
             "threads",
             "N",
-            "I/O threads; 0 is one per core but one, at least one [default: 0]",
+            "I/O threads; 0 is one per core [default: 0]",
+        ),
+        valued(
+            "thread-fill",
+            "N",
+            "connections an I/O thread takes before the next one gets any; 0 is round robin [default: 32]",
         ),
         valued(
             "loglevel",

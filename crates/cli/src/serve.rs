@@ -70,6 +70,7 @@ pub fn run(cli: Args) -> Result<(), String> {
         databases: args.get("databases", defaults.databases)?,
         enable_debug_command: args.switch("enable-debug-command"),
         threads: args.get("threads", defaults.threads)?,
+        thread_fill: args.get("thread-fill", defaults.thread_fill)?,
         backup_dir: args.string("backup-dir").map(std::path::PathBuf::from),
         replicaof: args.string("replicaof").map(parse_primary).transpose()?,
         masterauth: args.string("masterauth").map(str::to_owned),

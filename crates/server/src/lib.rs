@@ -1,6 +1,6 @@
 //! `rocksketch serve`: a RESP2/RESP3 host for the RedisBloom command set over a [`Store`].
 //!
-//! A fixed pool of I/O threads (one per core but one by default) multiplexes the connections
+//! A fixed pool of I/O threads (one per core by default) multiplexes the connections
 //! with readiness I/O (see `worker.rs`); the accepting thread hands each new connection
 //! to one of them. Blind writes never take a lock another client waits on, so the
 //! threads run in parallel; answered writes to one key are combined into batches, and
@@ -80,6 +80,10 @@ pub struct ServerConfig {
     pub enable_debug_command: bool,
     /// I/O threads serving the connections; 0 means [`default_io_threads`].
     pub threads: usize,
+    /// Connections an I/O thread takes before the next thread gets any; once every
+    /// thread has this many, each new one goes to the thread with fewest. 0: round
+    /// robin. See [`DEFAULT_THREAD_FILL`].
+    pub thread_fill: usize,
     /// Where `SAVE` and `BGSAVE` put their checkpoints; `None`: `backups` in the
     /// store's directory.
     pub backup_dir: Option<std::path::PathBuf>,
@@ -110,6 +114,7 @@ impl Default for ServerConfig {
             databases: 16,
             enable_debug_command: false,
             threads: 0,
+            thread_fill: DEFAULT_THREAD_FILL,
             backup_dir: None,
             replicaof: None,
             masterauth: None,
@@ -361,7 +366,8 @@ impl Server {
     /// Accepts and serves clients until shut down, then closes every connection, waits
     /// for the I/O threads and flushes the store, so nothing acknowledged is lost.
     pub fn run(self) -> rocksketch::Result<()> {
-        let mut workers = worker::Workers::start(&self.shared, self.shared.config.threads)?;
+        let config = &self.shared.config;
+        let mut workers = worker::Workers::start(&self.shared, config.threads, config.thread_fill)?;
         let sweeper = self.start_sweeper();
         if let Some((host, port)) = self.shared.config.replicaof.clone() {
             replication::Replication::follow(&self.shared, host, port);
@@ -446,12 +452,19 @@ impl Server {
     }
 }
 
-/// I/O threads when none are configured: one per core but one, and at least one. The
-/// core left over runs RocksDB's WAL appends, flushes and compactions (and, on a small
-/// machine, the clients): on this project's 2-core machine one I/O thread answered
-/// every write family faster than two (`scripts/bench-serve 200000 threads`, figures in
-/// the README), since two I/O threads left nothing for the rest and split one hot key's
-/// batches in two.
+/// I/O threads when none are configured: one per core. Connections fill them in turn
+/// ([`DEFAULT_THREAD_FILL`]), so a second thread serves only once the first has many
+/// clients.
 pub fn default_io_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).max(1))
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
+
+/// Connections an I/O thread takes before the next one gets any, by default. One
+/// thread serves a few clients best: their requests for one key join one batch (one
+/// hot key split over two threads makes each wait on the other's batch), and one
+/// thread's pass amortizes its system calls over all of them. On this project's 2-core
+/// machine one thread answered 16 clients' writes faster than two round robin
+/// (`scripts/bench-serve 200000 threads`), while 64 clients on 64 keys saturate one
+/// thread and two served them up to a third faster (`ROCKSKETCH_FLAGS="--threads 2"
+/// scripts/bench-serve 200000 contention`); figures in the README.
+pub const DEFAULT_THREAD_FILL: usize = 32;

@@ -21,7 +21,7 @@ use mio::{Events, Poll, Token, Waker};
 use parking_lot::Mutex;
 use std::io::{self, ErrorKind};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -55,6 +55,26 @@ struct Lane {
     sender: Sender<Admitted>,
     kills: Arc<Mutex<Vec<Token>>>,
     waker: Arc<Waker>,
+    /// Connections sent to it (by the accepting thread alone).
+    sent: usize,
+    /// What the worker reports of its connections.
+    load: Arc<Load>,
+}
+
+/// A worker's connections as it reports them once a pass: those it took from its
+/// inbox and those it holds now (closed ones gone).
+#[derive(Default)]
+struct Load {
+    taken: AtomicUsize,
+    held: AtomicUsize,
+}
+
+impl Lane {
+    /// Its connections: those it holds, and those sent that it has not taken yet.
+    fn open(&self) -> usize {
+        let taken = self.load.taken.load(Ordering::Relaxed);
+        self.sent.saturating_sub(taken) + self.load.held.load(Ordering::Relaxed)
+    }
 }
 
 /// The pool: where to send new connections, and the threads to join.
@@ -62,6 +82,8 @@ pub(crate) struct Workers {
     lanes: Vec<Lane>,
     threads: Vec<JoinHandle<()>>,
     next: usize,
+    /// See [`crate::ServerConfig::thread_fill`].
+    fill: usize,
 }
 
 /// Ends one connection from any thread (`CLIENT KILL`): its worker closes it as soon as
@@ -93,11 +115,12 @@ impl KillSwitch {
 }
 
 impl Workers {
-    pub(crate) fn start(shared: &Arc<Shared>, count: usize) -> io::Result<Workers> {
+    pub(crate) fn start(shared: &Arc<Shared>, count: usize, fill: usize) -> io::Result<Workers> {
         let mut workers = Workers {
             lanes: Vec::new(),
             threads: Vec::new(),
             next: 0,
+            fill,
         };
         for n in 0..count.max(1) {
             let poll = Poll::new()?;
@@ -107,23 +130,29 @@ impl Workers {
             let kills = Arc::new(Mutex::new(Vec::new()));
             let shared = shared.clone();
             let lane_kills = kills.clone();
+            let load = Arc::new(Load::default());
+            let lane_load = load.clone();
             let thread = std::thread::Builder::new()
                 .name(format!("io-{n}"))
-                .spawn(move || run(&shared, poll, &inbox, &lane_kills))?;
+                .spawn(move || run(&shared, poll, &inbox, &lane_kills, &lane_load))?;
             workers.lanes.push(Lane {
                 sender,
                 kills,
                 waker,
+                sent: 0,
+                load,
             });
             workers.threads.push(thread);
         }
         Ok(workers)
     }
 
-    /// The worker the next connection goes to (round robin), and the kill switch of
-    /// connection `id` there.
+    /// The worker the next connection goes to, and the kill switch of connection `id`
+    /// there: the first with fewer than `fill` connections, else the one with fewest
+    /// (round robin with `fill` 0).
     pub(crate) fn next_lane(&mut self, id: u64) -> (usize, KillSwitch) {
-        let lane = self.next % self.lanes.len();
+        let open: Vec<usize> = self.lanes.iter().map(Lane::open).collect();
+        let lane = pick(&open, self.fill, self.next);
         self.next = self.next.wrapping_add(1);
         let switch = KillSwitch {
             token: Token(id as usize),
@@ -136,8 +165,9 @@ impl Workers {
 
     /// Hands a connection to worker `lane` (from [`Workers::next_lane`]).
     pub(crate) fn assign(&mut self, lane: usize, admitted: Admitted) {
-        let lane = &self.lanes[lane];
+        let lane = &mut self.lanes[lane];
         if lane.sender.send(admitted).is_ok() {
+            lane.sent += 1;
             let _ = lane.waker.wake();
         }
     }
@@ -154,12 +184,23 @@ impl Workers {
     }
 }
 
+/// The worker for a new connection, given each worker's open connections: the first
+/// with fewer than `fill`, else the one with fewest; with `fill` 0, turn by turn.
+fn pick(open: &[usize], fill: usize, turn: usize) -> usize {
+    if fill == 0 {
+        return turn % open.len().max(1);
+    }
+    let fewest = (0..open.len()).min_by_key(|&i| open[i]).unwrap_or(0);
+    open.iter().position(|&n| n < fill).unwrap_or(fewest)
+}
+
 /// One worker's loop, until the server shuts down.
 fn run(
     shared: &Arc<Shared>,
     mut poll: Poll,
     inbox: &Receiver<Admitted>,
     kills: &Mutex<Vec<Token>>,
+    load: &Load,
 ) {
     let mut events = Events::with_capacity(1024);
     let mut clients: FastMap<Token, Client> = FastMap::default();
@@ -214,6 +255,7 @@ fn run(
             let token = event.token();
             if token == WAKER {
                 while let Ok(admitted) = inbox.try_recv() {
+                    load.taken.fetch_add(1, Ordering::Relaxed);
                     if admitted.killed.load(Ordering::SeqCst) {
                         continue;
                     }
@@ -280,6 +322,7 @@ fn run(
             // Whatever they wrote goes to idle replicas now.
             shared.replication.wrote();
         }
+        load.held.store(clients.len(), Ordering::Relaxed);
         if !lingering.is_empty() {
             let now = Instant::now();
             lingering.retain(|token| match clients.get(token) {
@@ -293,5 +336,27 @@ fn run(
                 None => false,
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pick;
+
+    #[test]
+    fn connections_fill_one_worker_before_the_next() {
+        assert_eq!(pick(&[0, 0], 32, 7), 0);
+        assert_eq!(pick(&[31, 0], 32, 7), 0);
+        assert_eq!(pick(&[32, 0], 32, 7), 1);
+        assert_eq!(pick(&[32, 31], 32, 7), 1);
+        // Every worker full: the one with fewest.
+        assert_eq!(pick(&[40, 33], 32, 7), 1);
+        assert_eq!(pick(&[33, 40, 35], 32, 7), 0);
+        // A worker whose connections closed takes the next ones again.
+        assert_eq!(pick(&[3, 32], 32, 7), 0);
+        // Round robin.
+        assert_eq!(pick(&[5, 0], 0, 7), 1);
+        assert_eq!(pick(&[5, 0], 0, 8), 0);
+        assert_eq!(pick(&[9], 32, 0), 0);
     }
 }

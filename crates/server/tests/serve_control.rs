@@ -42,7 +42,7 @@ fn io_threads_answer_the_number_serving() {
     let server = TestServer::start_as_configured(dir.path(), ServerConfig::default());
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let want = rocksketch_server::default_io_threads();
-    assert_eq!(want, cores.saturating_sub(1).max(1), "one per core but one");
+    assert_eq!(want, cores, "one per core");
     let io_threads = |server: &TestServer| server.client().cmd(&["CONFIG", "GET", "io-threads"]);
     let pair = |n: usize| {
         Value::Array(vec![

@@ -79,14 +79,24 @@ impl TestServer {
 
     /// [`TestServer::start`] over a store opened with `options`.
     pub fn start_with_store(dir: &Path, config: ServerConfig, options: StoreOptions) -> TestServer {
-        // More than one I/O thread unless a test asks otherwise, even where the default
-        // (one per core but one) would pick one: the host tests exercise the handoffs.
+        // More than one I/O thread unless a test asks otherwise, and connections dealt
+        // to them in turn rather than filling one first: the host tests exercise the
+        // handoffs between threads with few clients.
         let threads = if config.threads == 0 {
             2
         } else {
             config.threads
         };
-        TestServer::open(dir, ServerConfig { threads, ..config }, options)
+        let thread_fill = match config.thread_fill {
+            rocksketch_server::DEFAULT_THREAD_FILL => 0,
+            asked => asked,
+        };
+        let config = ServerConfig {
+            threads,
+            thread_fill,
+            ..config
+        };
+        TestServer::open(dir, config, options)
     }
 
     /// [`TestServer::start`] with the configuration as given (on a free port).

@@ -38,6 +38,23 @@ fn getkeys_answers_as_redis() {
     for form in forms {
         assert_eq!(a.cmd(form), b.cmd(form), "{form:?}");
     }
+    // `GETKEYSANDFLAGS`: the same keys with their key specifications' flags, in both
+    // protocols (the flags are a set in RESP3).
+    for protocol in ["2", "3"] {
+        assert!(matches!(
+            a.cmd(&["HELLO", protocol]),
+            Value::Map(_) | Value::Array(_)
+        ));
+        assert!(matches!(
+            b.cmd(&["HELLO", protocol]),
+            Value::Map(_) | Value::Array(_)
+        ));
+        for form in forms {
+            let mut form = form.to_vec();
+            form[1] = "GETKEYSANDFLAGS";
+            assert_eq!(a.cmd(&form), b.cmd(&form), "RESP{protocol} {form:?}");
+        }
+    }
 }
 
 #[test]
@@ -62,6 +79,27 @@ fn getkeys_names_every_key_a_sketch_command_routes_by() {
             .copied()
             .collect();
         assert_eq!(c.cmd(&form), keys(expected), "{request:?}");
+        // The same keys with their flags: a merge's destination is written, its
+        // sources read; `TOPK.LIST` reads.
+        let mut form = form;
+        form[1] = "GETKEYSANDFLAGS";
+        let Value::Array(pairs) = c.cmd(&form) else {
+            panic!("{form:?}")
+        };
+        let found: Vec<Value> = pairs
+            .iter()
+            .map(|p| match p {
+                Value::Array(kf) => kf[0].clone(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(Value::Array(found), keys(expected), "{request:?}");
+        for (i, pair) in pairs.iter().enumerate() {
+            let flags = format!("{pair:?}");
+            let write = i == 0 && !request[0].starts_with("TOPK");
+            assert_eq!(flags.contains("\"RW\""), write, "{request:?}: {flags}");
+            assert_eq!(flags.contains("\"RO\""), !write, "{request:?}: {flags}");
+        }
     }
     let Value::Array(info) = c.cmd(&["COMMAND", "INFO", "cms.merge", "bf.add"]) else {
         panic!("COMMAND INFO answers an array");

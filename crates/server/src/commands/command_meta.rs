@@ -279,6 +279,7 @@ const SUBCOMMANDS: &[Sub] = &[
     sub("command|count", 2, LOADING_STALE, SLOW_CONN, NONE),
     sub("command|docs", -2, LOADING_STALE, SLOW_CONN, UNORDERED),
     sub("command|getkeys", -4, LOADING_STALE, SLOW_CONN, NONE),
+    sub("command|getkeysandflags", -4, LOADING_STALE, SLOW_CONN, NONE),
     sub("command|help", 2, LOADING_STALE, SLOW_CONN, NONE),
     sub("command|info", -2, LOADING_STALE, SLOW_CONN, UNORDERED),
     sub("command|list", -2, LOADING_STALE, SLOW_CONN, UNORDERED),

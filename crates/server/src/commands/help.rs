@@ -68,6 +68,8 @@ const LINES: &[(&str, &[&str])] = &[
         "    Return documentation details about commands.",
         "GETKEYS <full-command>",
         "    Return the keys from a full command.",
+        "GETKEYSANDFLAGS <full-command>",
+        "    Return the keys and the access flags from a full command.",
         "INFO [<command-name> ...]",
         "    Return details about commands, all of them if none is named.",
         "LIST",

@@ -147,6 +147,46 @@ fn getkeys(request: &[Vec<u8>]) -> HostResult {
     }
 }
 
+/// `COMMAND GETKEYSANDFLAGS command arg...`: [`getkeys`]'s keys (and errors), each with
+/// the flags of the key specification that finds it.
+fn getkeys_and_flags(request: &[Vec<u8>]) -> HostResult {
+    getkeys(request)?;
+    let spec = lookup(&request[0]).expect("getkeys found it");
+    let keys = meta(spec).specs.iter().flat_map(|ks| {
+        let flags = Reply::Set(
+            ks.flags
+                .iter()
+                .map(|f| Reply::Simple((*f).to_owned()))
+                .collect(),
+        );
+        key_positions(ks, request)
+            .map(move |i| Reply::Array(vec![bulk(request[i].clone()), flags.clone()]))
+    });
+    Ok(Reply::Array(keys.collect()))
+}
+
+/// The arguments a key specification finds in `request` (the command's name first).
+fn key_positions(ks: &KeySpec, request: &[Vec<u8>]) -> impl Iterator<Item = usize> {
+    let len = request.len() as i64;
+    let (start, end, step) = match ks.find {
+        Find::Range { last, step } if last >= 0 => (ks.begin, ks.begin + last, step),
+        Find::Range { last, step } => (ks.begin, len + last, step),
+        Find::Keynum { index, first, step } => {
+            let count = request
+                .get((ks.begin + index) as usize)
+                .and_then(|n| parse_i64(n))
+                .unwrap_or(0)
+                .max(0);
+            let start = ks.begin + first;
+            (start, start + (count - 1) * step, step)
+        }
+    };
+    let end = end.min(len - 1);
+    (start..=end)
+        .step_by(step.max(1) as usize)
+        .map(|i| i as usize)
+}
+
 /// `COMMAND [COUNT | LIST | INFO name... | DOCS [name...] | GETKEYS command arg...]`.
 pub(crate) fn command(_conn: &mut Connection, args: &mut Args) -> HostResult {
     let Some(sub) = args.next_opt() else {
@@ -159,6 +199,7 @@ pub(crate) fn command(_conn: &mut Connection, args: &mut Args) -> HostResult {
     Ok(match lower(sub).as_str() {
         "count" => Reply::Int(COMMANDS.rows().len() as i64),
         "getkeys" => getkeys(names)?,
+        "getkeysandflags" => getkeys_and_flags(names)?,
         // Subcommands too, after their container, as Redis 7.0 lists them.
         "list" => Reply::Array(
             COMMANDS

@@ -101,6 +101,22 @@ fn getkeys_names_every_key_a_sketch_command_routes_by() {
             assert_eq!(flags.contains("\"RO\""), !write, "{request:?}: {flags}");
         }
     }
+    // A merge's count as a client writes it, at its limits: the keys there are, and no
+    // panic (a count near 2^63 overflowed the last key's position).
+    for count in [
+        "9223372036854775807",
+        "-9223372036854775808",
+        "-5",
+        "0",
+        "x",
+        "3",
+    ] {
+        for sub in ["GETKEYS", "GETKEYSANDFLAGS"] {
+            let reply = c.cmd(&["COMMAND", sub, "CMS.MERGE", "d", count, "a", "b"]);
+            assert!(matches!(reply, Value::Array(_)), "{sub} {count}: {reply:?}");
+        }
+    }
+    assert_eq!(c.cmd(&["PING"]), Value::Simple("PONG".into()));
     let Value::Array(info) = c.cmd(&["COMMAND", "INFO", "cms.merge", "bf.add"]) else {
         panic!("COMMAND INFO answers an array");
     };

@@ -178,7 +178,9 @@ fn key_positions(ks: &KeySpec, request: &[Vec<u8>]) -> impl Iterator<Item = usiz
                 .unwrap_or(0)
                 .max(0);
             let start = ks.begin + first;
-            (start, start + (count - 1) * step, step)
+            // A client's count: saturating, and cut to the arguments below.
+            let span = count.saturating_sub(1).saturating_mul(step);
+            (start, start.saturating_add(span), step)
         }
     };
     let end = end.min(len - 1);

@@ -4,7 +4,7 @@
 use super::activity::Activity;
 use super::commands::{self, Outcome};
 use super::introspect::SlowLog;
-use super::multi::Transaction;
+use super::multi::{self, Transaction};
 use super::reply_mode::ReplyMode;
 use super::{Shared, UNAUTHENTICATED_LIMITS};
 use crate::cluster;
@@ -224,6 +224,8 @@ impl Connection {
                 .commands
                 .fetch_add(run as u64, Ordering::Relaxed);
             rocksketch::take_last_lookup();
+            // A request an open transaction queues (or refuses), rather than runs.
+            let queued = self.transaction.is_some() && !multi::controls(&requests[at][0]);
             let started = Instant::now();
             let outcome = catch_unwind(AssertUnwindSafe(|| {
                 self.run_one(&requests[at..at + run], output)
@@ -234,7 +236,13 @@ impl Connection {
             };
             let found = rocksketch::take_last_lookup();
             if !matches!(outcome, Ok((Some(Outcome::Paused), _))) {
-                self.observe(&requests[at..at + run], started.elapsed(), failed, found);
+                self.observe(
+                    &requests[at..at + run],
+                    started.elapsed(),
+                    failed,
+                    found,
+                    queued,
+                );
             }
             let held = matches!(outcome, Ok((Some(Outcome::Held | Outcome::Paused), _)));
             if !matches!(outcome, Ok((Some(Outcome::Held), _))) {
@@ -337,7 +345,9 @@ impl Connection {
             let mut errors = 0;
             let replies = command::batch::execute_run(&ns, run);
             // Every request of the run names the same command and key.
-            self.shared.watches.touch(self.db, &run[0]);
+            self.shared
+                .watches
+                .touch_answered(self.db, &run[0], &replies);
             for reply in replies {
                 errors += failed(&reply);
                 resp::encode(&reply, self.protocol, output);
@@ -346,7 +356,13 @@ impl Connection {
         }
         let db = self.db;
         let outcome = commands::dispatch(self, &run[0]);
-        self.shared.watches.touch(db, &run[0]);
+        match &outcome {
+            Outcome::Reply(reply) => {
+                let replies = std::slice::from_ref(reply);
+                self.shared.watches.touch_answered(db, &run[0], replies);
+            }
+            _ => self.shared.watches.touch(db, &run[0]),
+        }
         if pausing {
             drop(gate.exclusive());
         }
@@ -361,24 +377,38 @@ impl Connection {
 
     /// Counts a run of one command in `INFO commandstats` (and, for a key read, the
     /// keyspace hit or miss `found` says) and logs it if slow (each request of a batched
-    /// run is charged an equal share of the run's time).
+    /// run is charged an equal share of the run's time). A request a transaction
+    /// `queued` counts when `EXEC` runs it, as Redis counts it; refused there, or
+    /// refused for its argument count, it counts as rejected, not as a call.
     pub(crate) fn observe(
         &self,
         run: &[Request],
         elapsed: Duration,
         failed: u64,
         found: Option<bool>,
+        queued: bool,
     ) {
         let shared = &self.shared;
         let Some(index) = run[0].first().and_then(|name| table::request_index(name)) else {
             return;
         };
         self.activity.ran(index, &run[run.len() - 1]);
+        let Some(stat) = commands::stat_index(index, &run[0]) else {
+            return;
+        };
+        let refused = failed > 0 && (queued || commands::check_call(&run[0]).is_err());
+        if refused {
+            shared.command_stats.reject(self.id, stat, failed);
+        }
+        if queued || refused {
+            return;
+        }
         let micros = elapsed.as_micros().min(u128::from(u64::MAX)) as u64;
         shared
             .command_stats
-            .add(self.id, index, run.len() as u64, micros, failed);
-        if COMMANDS.rows()[index].is_key_read() {
+            .add(self.id, stat, run.len() as u64, micros, failed);
+        let spec = &COMMANDS.rows()[index];
+        if spec.is_key_read() {
             if let Some(found) = found {
                 shared
                     .command_stats
@@ -386,7 +416,8 @@ impl Connection {
             }
         }
         let share = elapsed / run.len() as u32;
-        if !SlowLog::is_slow(&shared.live, share) {
+        // `EXEC` (Redis's `skip_slowlog`): the commands it ran are logged instead.
+        if !SlowLog::is_slow(&shared.live, share) || spec.flags.contains(&"skip_slowlog") {
             return;
         }
         for request in run {

@@ -245,6 +245,7 @@ struct CommandCounters {
     calls: AtomicU64,
     micros: AtomicU64,
     failed: AtomicU64,
+    rejected: AtomicU64,
 }
 
 /// Copies of the counters connections update by their id, so that many clients running
@@ -292,6 +293,15 @@ impl CommandStats {
         })
     }
 
+    /// Counts `n` requests for command `index` by connection `client` refused before
+    /// they ran (a wrong argument count, a transaction's queueing error): Redis's
+    /// `rejected_calls`, not calls.
+    pub(crate) fn reject(&self, client: u64, index: usize, n: u64) {
+        if let Some(c) = self.shards[client as usize % STAT_SHARDS].get(index) {
+            c.rejected.fetch_add(n, Ordering::Relaxed);
+        }
+    }
+
     /// Counts `calls` of command `index` by connection `client`.
     pub(crate) fn add(&self, client: u64, index: usize, calls: u64, micros: u64, failed: u64) {
         let Some(c) = self.shards[client as usize % STAT_SHARDS].get(index) else {
@@ -304,24 +314,25 @@ impl CommandStats {
         }
     }
 
-    /// (calls, microseconds, failed calls) of command `index`.
-    pub(crate) fn get(&self, index: usize) -> (u64, u64, u64) {
+    /// (calls, microseconds, failed calls, rejected calls) of command `index`.
+    pub(crate) fn get(&self, index: usize) -> (u64, u64, u64, u64) {
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
         self.shards
             .iter()
             .filter_map(|shard| shard.get(index))
-            .fold((0, 0, 0), |(calls, micros, failed), c| {
+            .fold((0, 0, 0, 0), |(calls, micros, failed, rejected), c| {
                 (
                     calls + load(&c.calls),
                     micros + load(&c.micros),
                     failed + load(&c.failed),
+                    rejected + load(&c.rejected),
                 )
             })
     }
 
     pub(crate) fn reset(&self) {
         for c in self.shards.iter().flat_map(|shard| shard.iter()) {
-            for counter in [&c.calls, &c.micros, &c.failed] {
+            for counter in [&c.calls, &c.micros, &c.failed, &c.rejected] {
                 counter.store(0, Ordering::Relaxed);
             }
         }

@@ -332,7 +332,7 @@ impl Server {
                 stats: Stats::default(),
                 live,
                 slowlog: introspect::SlowLog::default(),
-                command_stats: introspect::CommandStats::new(crate::table::COMMANDS.rows().len()),
+                command_stats: introspect::CommandStats::new(crate::commands::stat_count()),
                 ops: ops_meter::OpsMeter::default(),
                 saves,
                 replication,

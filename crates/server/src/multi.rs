@@ -7,6 +7,7 @@ use super::conn::Connection;
 use crate::cluster;
 use rocksketch::command::Reply;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::Instant;
 
 /// Commands queued since `MULTI`.
 #[derive(Default)]
@@ -25,6 +26,14 @@ impl Transaction {
             spec.is_some_and(crate::pause::is_write)
         })
     }
+}
+
+/// Whether a request runs at once inside a transaction instead of being queued:
+/// `EXEC`, `DISCARD`, `MULTI` and `WATCH` (answered errors there), `QUIT`, `RESET`.
+pub(crate) fn controls(name: &[u8]) -> bool {
+    ["exec", "discard", "multi", "watch", "quit", "reset"]
+        .iter()
+        .any(|c| name.eq_ignore_ascii_case(c.as_bytes()))
 }
 
 const EXECABORT: &str = "EXECABORT Transaction discarded because of previous errors.";
@@ -193,9 +202,11 @@ impl Connection {
         // command's runtime error does in Redis, so a transaction is never cut short.
         for request in &transaction.queued {
             let db = self.db;
+            rocksketch::take_last_lookup();
+            let started = Instant::now();
             let outcome = catch_unwind(AssertUnwindSafe(|| commands::dispatch(self, request)));
-            shared.watches.touch(db, request);
-            replies.push(match outcome {
+            let found = rocksketch::take_last_lookup();
+            let reply = match outcome {
                 Ok(Outcome::Reply(reply) | Outcome::Close(reply)) => reply,
                 // `SHUTDOWN` is refused at queueing; kept for completeness.
                 Ok(Outcome::Shutdown | Outcome::Handoff(_)) => {
@@ -206,7 +217,15 @@ impl Connection {
                 // Checked before the queue ran (a pause cannot begin while it runs).
                 Ok(Outcome::Held | Outcome::Paused) => Reply::Error(cluster::TRYAGAIN.to_owned()),
                 Err(_) => Reply::Error(PANICKED.to_owned()),
-            });
+            };
+            shared
+                .watches
+                .touch_answered(db, request, std::slice::from_ref(&reply));
+            // Counted (and slow-logged) as it runs, as Redis counts a queued command.
+            let failed = u64::from(matches!(reply, Reply::Error(_)));
+            let run = std::slice::from_ref(request);
+            self.observe(run, started.elapsed(), failed, found, false);
+            replies.push(reply);
         }
         Some(Reply::Array(replies))
     }

@@ -71,8 +71,9 @@ pub(crate) fn run(ready: &[Token], clients: &mut FastMap<Token, Client>) {
             let mut at = 0;
             while at < requests.len() {
                 let run = command::batch::run_length(&requests, at);
-                replies.extend(command::batch::execute_run(&ns, &requests[at..at + run]));
-                shared.watches.touch(db, &requests[at]);
+                let answered = command::batch::execute_run(&ns, &requests[at..at + run]);
+                shared.watches.touch_answered(db, &requests[at], &answered);
+                replies.extend(answered);
                 at += run;
             }
             Ok(replies)
@@ -121,7 +122,7 @@ pub(crate) fn run(ready: &[Token], clients: &mut FastMap<Token, Client>) {
             let failed = mine.iter().filter(|r| matches!(r, Reply::Error(_))).count();
             client
                 .connection()
-                .observe(mine_requests, share, failed as u64, found);
+                .observe(mine_requests, share, failed as u64, found, false);
             let protocol = client.connection().protocol;
             for reply in &mine {
                 resp::encode(reply, protocol, client.output_mut());

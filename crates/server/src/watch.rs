@@ -5,7 +5,9 @@
 //!
 //! Only watched keys are tracked: each has a version, raised by every command the
 //! table marks as a write that names it (and by `FLUSHDB`/`FLUSHALL` for all of a
-//! database's), raised before the write's reply is sent and while the write holds the
+//! database's), unless its reply says it changed nothing, as Redis signals a key only
+//! when a command modified it (an error; `PFADD`, `EXPIRE`, `PERSIST`, `DEL` answering
+//! 0). Raised before the write's reply is sent and while the write holds the
 //! transaction gate shared, so an `EXEC`, which holds it exclusively, sees every write
 //! answered before it. A key that existed when watched and is gone at `EXEC` (expired,
 //! or deleted by a path that is no command) counts as written too. With nothing watched,
@@ -13,6 +15,7 @@
 
 use crate::table;
 use parking_lot::Mutex;
+use rocksketch::command::Reply;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -84,6 +87,33 @@ impl Watches {
                 .keys
                 .iter()
                 .any(|((db, key), _, existed)| *existed && !exists(*db, key))
+    }
+
+    /// [`Watches::touch`] for a command answered `replies` (a run of one command on
+    /// one key), unless every one of them says nothing changed.
+    pub(crate) fn touch_answered(&self, db: u16, request: &[Vec<u8>], replies: &[Reply]) {
+        if self.watched.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        let name = String::from_utf8_lossy(&request[0]).to_ascii_lowercase();
+        let unchanged = |reply: &Reply| match reply {
+            Reply::Error(_) => true,
+            Reply::Int(0) => matches!(
+                name.as_str(),
+                "pfadd"
+                    | "expire"
+                    | "pexpire"
+                    | "expireat"
+                    | "pexpireat"
+                    | "persist"
+                    | "del"
+                    | "unlink"
+            ),
+            _ => false,
+        };
+        if !replies.iter().all(unchanged) {
+            self.touch(db, request);
+        }
     }
 
     /// Records that `request` ran on database `db`: if it is a write, its keys are

@@ -193,21 +193,67 @@ pub(crate) fn meta(spec: &Spec) -> Meta {
     Meta { acl, tips, specs }
 }
 
-/// Redis 7's arity error for a known subcommand given the wrong number of arguments
-/// (`CONFIG RESETSTAT x`: "wrong number of arguments for 'config|resetstat'"); `None`
-/// when it fits, or is not one of [`SUBCOMMANDS`] (the container answers that).
-pub(crate) fn sub_arity_error(container: &str, request: &[Vec<u8>]) -> Option<Reply> {
+/// Redis 7's refusal of a container command's subcommand before it runs: one the host
+/// does not answer ("unknown subcommand 'X'. Try CONFIG HELP."), or a known one given
+/// the wrong number of arguments (`CONFIG RESETSTAT x`: "wrong number of arguments
+/// for 'config|resetstat' command"). `None` when it fits, or `container` has none.
+pub(crate) fn sub_error(container: &str, request: &[Vec<u8>]) -> Option<Reply> {
     let word = request.get(1)?;
-    let sub = subcommands(container).iter().find(|s| {
+    let subs = subcommands(container);
+    if subs.is_empty() {
+        return None;
+    }
+    let Some(sub) = subs.iter().find(|s| {
         let name = &s.name[container.len() + 1..];
         name.as_bytes().eq_ignore_ascii_case(word)
-    })?;
+    }) else {
+        let typed: String = String::from_utf8_lossy(word).chars().take(128).collect();
+        return Some(Reply::Error(format!(
+            "ERR unknown subcommand '{typed}'. Try {} HELP.",
+            container.to_ascii_uppercase()
+        )));
+    };
     let n = request.len() as i64;
     let fits = match sub.arity >= 0 {
         true => n == sub.arity,
         false => n >= -sub.arity,
     };
     (!fits).then(|| Reply::wrong_arity(sub.name))
+}
+
+/// How many entries `INFO commandstats` keeps: every command of the table, then every
+/// subcommand (Redis 7 counts `config|get`, not `config`).
+pub(crate) fn stat_count() -> usize {
+    crate::table::COMMANDS.rows().len() + SUBCOMMANDS.len()
+}
+
+/// The name of entry `stat` of `INFO commandstats`.
+pub(crate) fn stat_name(stat: usize) -> &'static str {
+    let rows = crate::table::COMMANDS.rows();
+    match rows.get(stat) {
+        Some(spec) => spec.name,
+        None => SUBCOMMANDS[stat - rows.len()].name,
+    }
+}
+
+/// Where `INFO commandstats` counts a request for the command at `index` of the
+/// table: its subcommand's entry for a known subcommand, else the command's own;
+/// `None` for an unknown subcommand, which Redis finds no command for and counts
+/// nowhere.
+pub(crate) fn stat_index(index: usize, request: &[Vec<u8>]) -> Option<usize> {
+    let rows = crate::table::COMMANDS.rows();
+    let (Some(spec), Some(word)) = (rows.get(index), request.get(1)) else {
+        return Some(index);
+    };
+    if subcommands(spec.name).is_empty() {
+        return Some(index);
+    }
+    let found = SUBCOMMANDS.iter().position(|s| {
+        s.name.split_once('|').is_some_and(|(container, sub)| {
+            container == spec.name && sub.as_bytes().eq_ignore_ascii_case(word)
+        })
+    });
+    found.map(|at| rows.len() + at)
 }
 
 const fn sub(name: &'static str, arity: i64, flags: Words, acl: Words, tips: Words) -> Sub {

@@ -222,22 +222,20 @@ fn keyspace(conn: &Connection, text: &mut String) {
 
 fn commandstats(conn: &Connection, text: &mut String) {
     text.push_str("# Commandstats\r\n");
-    for (index, name) in crate::table::COMMANDS
-        .rows()
-        .iter()
-        .map(|s| s.name)
-        .enumerate()
-    {
-        let (calls, micros, failed) = conn.shared.command_stats.get(index);
-        if calls == 0 {
+    for stat in 0..super::stat_count() {
+        let (calls, micros, failed, rejected) = conn.shared.command_stats.get(stat);
+        if calls == 0 && failed == 0 && rejected == 0 {
             continue;
         }
+        let per_call = match calls {
+            0 => 0.0,
+            n => micros as f64 / n as f64,
+        };
         let _ = write!(
             text,
-            "cmdstat_{name}:calls={calls},usec={micros},usec_per_call={:.2},\
-             rejected_calls=0,failed_calls={}\r\n",
-            micros as f64 / calls as f64,
-            failed,
+            "cmdstat_{}:calls={calls},usec={micros},usec_per_call={per_call:.2},\
+             rejected_calls={rejected},failed_calls={failed}\r\n",
+            super::stat_name(stat),
         );
     }
 }

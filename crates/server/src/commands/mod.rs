@@ -17,6 +17,7 @@ mod admin;
 mod client;
 mod client_flow;
 mod command_meta;
+pub(crate) use command_meta::{stat_count, stat_index, stat_name};
 mod config;
 mod connection;
 mod help;
@@ -101,7 +102,7 @@ fn checked(spec: Option<&'static Spec>, request: &[Vec<u8>]) -> Result<&'static 
         Some(spec) if !spec.arity_ok(request.len()) => Err(Reply::wrong_arity(spec.name)),
         // Only the host's own commands have subcommands: one comparison for the rest.
         Some(spec) if matches!(spec.handler, Handler::Host(_)) => {
-            match command_meta::sub_arity_error(spec.name, request) {
+            match command_meta::sub_error(spec.name, request) {
                 Some(reply) => Err(reply),
                 None => Ok(spec),
             }

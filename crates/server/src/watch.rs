@@ -4,8 +4,8 @@
 //! `WATCH`.
 //!
 //! Only watched keys are tracked: each has a version, raised by every command the
-//! table marks as a write that names it (and by `FLUSHDB`/`FLUSHALL` for all of a
-//! database's), unless its reply says it changed nothing, as Redis signals a key only
+//! table marks as a write that names it (and by `FLUSHDB`/`FLUSHALL`, before they
+//! empty a database, for those of its watched keys that exist), unless its reply says it changed nothing, as Redis signals a key only
 //! when a command modified it (an error; `PFADD`, `EXPIRE`, `PERSIST`, `DEL` answering
 //! 0). Raised before the write's reply is sent and while the write holds the
 //! transaction gate shared, so an `EXEC`, which holds it exclusively, sees every write
@@ -129,18 +129,24 @@ impl Watches {
             return;
         }
         let mut keys = self.keys.lock();
-        match spec.name {
-            "flushall" => keys.values_mut().for_each(|(v, _)| *v += 1),
-            "flushdb" => keys
-                .iter_mut()
-                .filter(|((d, _), _)| *d == db)
-                .for_each(|(_, (v, _))| *v += 1),
-            _ => {
-                for key in spec.keys_of(request) {
-                    if let Some((v, _)) = keys.get_mut(&(db, key.to_vec())) {
-                        *v += 1;
-                    }
-                }
+        for key in spec.keys_of(request) {
+            if let Some((v, _)) = keys.get_mut(&(db, key.to_vec())) {
+                *v += 1;
+            }
+        }
+    }
+
+    /// Before `FLUSHDB` or `FLUSHALL` empties databases `dbs`: the watched keys there
+    /// that exist (`exists`) are written. One that does not exist is not, as in Redis
+    /// (a watcher of an absent key is not disturbed by a flush that finds none).
+    pub(crate) fn flushing(&self, dbs: std::ops::Range<u16>, exists: impl Fn(u16, &[u8]) -> bool) {
+        if self.watched.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        let mut keys = self.keys.lock();
+        for ((db, key), (version, _)) in keys.iter_mut() {
+            if dbs.contains(db) && exists(*db, key) {
+                *version += 1;
             }
         }
     }

@@ -124,3 +124,63 @@ fn commandstats_count_as_redis_counts() {
         assert!(theirs.len() > 5, "{theirs:?}");
     }
 }
+
+/// `WATCH` across two clients: one watches and runs transactions, the other writes the
+/// watched keys (changing them or not), flushes, expires; every reply of both, `EXEC`'s
+/// null array or its results included, equals `redis-server`'s.
+#[test]
+fn watch_sees_what_redis_sees_across_clients() {
+    let (_dir, ours) = temp_server();
+    let theirs = RedisServer::start();
+    let mut watcher = (ours.client(), Client::connect(theirs.addr));
+    let mut writer = (ours.client(), Client::connect(theirs.addr));
+    let watching: &[&[&str]] = &[
+        &["WATCH", "h"],
+        &["WATCH", "g", "nokey"],
+        &["UNWATCH"],
+        &["MULTI"],
+        &["EXEC"],
+        &["DISCARD"],
+        &["PFADD", "h", "w"],
+        &["PFCOUNT", "h", "g"],
+        &["EXISTS", "h"],
+    ];
+    let writing: &[&[&str]] = &[
+        &["PFADD", "h", "x"],
+        &["PFADD", "h", "NEW"],
+        &["PFADD", "g", "y"],
+        &["PFADD", "nokey"],
+        &["DEL", "h"],
+        &["DEL", "nokey"],
+        &["EXPIRE", "h", "100"],
+        &["EXPIRE", "nokey", "100"],
+        &["PERSIST", "h"],
+        &["PFMERGE", "g", "h"],
+        &["PFMERGE", "h"],
+        &["FLUSHDB"],
+        &["FLUSHALL"],
+    ];
+    let mut rng = StdRng::seed_from_u64(11);
+    let mut history: Vec<String> = Vec::new();
+    for step in 0..3000 {
+        let (side, pool) = match rng.gen_bool(0.5) {
+            true => (&mut watcher, watching),
+            false => (&mut writer, writing),
+        };
+        let words = pool[rng.gen_range(0..pool.len())];
+        let fresh = format!("e{step}");
+        let words: Vec<&str> = words
+            .iter()
+            .map(|w| if *w == "NEW" { fresh.as_str() } else { w })
+            .collect();
+        let (ours, theirs) = (side.0.cmd(&words), side.1.cmd(&words));
+        let who = if pool == watching {
+            "watcher"
+        } else {
+            "writer"
+        };
+        history.push(format!("{who} {words:?} -> {theirs:?}"));
+        let recent = &history[history.len().saturating_sub(16)..];
+        assert_eq!(ours, theirs, "step {step}: {words:?} after {recent:#?}");
+    }
+}

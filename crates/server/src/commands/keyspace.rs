@@ -216,8 +216,13 @@ pub(crate) fn flush(conn: &mut Connection, args: &mut Args) -> HostResult {
     } else {
         conn.db..conn.db + 1
     };
+    let shared = &conn.shared;
+    shared.watches.flushing(dbs.clone(), |db, key| {
+        let ns = shared.store.ns(shared.key_ns(db, key));
+        ns.exists(key).unwrap_or(false)
+    });
     for db in dbs {
-        conn.shared.keyspace(db).flush()?;
+        shared.keyspace(db).flush()?;
     }
     Ok(Reply::ok())
 }

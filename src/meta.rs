@@ -147,9 +147,10 @@ impl Meta {
         self.params.key_type()
     }
 
-    /// Whether the key has expired at `now_ms`.
+    /// Whether the key has expired at `now_ms`: once that is past its deadline, as in
+    /// Redis (a key lives through its deadline's millisecond; `PTTL` answers 0 then).
     pub fn is_expired(&self, now_ms: u64) -> bool {
-        self.expire_at_ms != 0 && self.expire_at_ms <= now_ms
+        self.expire_at_ms != 0 && self.expire_at_ms < now_ms
     }
 
     /// Encodes the record.
@@ -357,7 +358,7 @@ mod tests {
     #[test]
     fn expiry() {
         let mut m = sample();
-        assert!(m.is_expired(99) && !m.is_expired(98));
+        assert!(m.is_expired(100) && !m.is_expired(99) && !m.is_expired(98));
         m.expire_at_ms = 0;
         assert!(!m.is_expired(u64::MAX));
     }

@@ -5,9 +5,10 @@
 //!
 //! Only watched keys are tracked: each has a version, raised by every command the
 //! table marks as a write that names it (and by `FLUSHDB`/`FLUSHALL`, before they
-//! empty a database, for those of its watched keys that exist), unless its reply says it changed nothing, as Redis signals a key only
-//! when a command modified it (an error; `PFADD`, `EXPIRE`, `PERSIST`, `DEL` answering
-//! 0). Raised before the write's reply is sent and while the write holds the
+//! empty a database, for those of its watched keys that exist), unless its reply says
+//! it changed nothing, as Redis signals a key only when a command modified it (an
+//! error; `PFADD`, `EXPIRE`, `PERSIST`, `DEL` answering 0). Raised before the write's
+//! reply is sent and while the write holds the
 //! transaction gate shared, so an `EXEC`, which holds it exclusively, sees every write
 //! answered before it. A key that existed when watched and is gone at `EXEC` (expired,
 //! or deleted by a path that is no command) counts as written too. With nothing watched,

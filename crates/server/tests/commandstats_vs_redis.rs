@@ -3,7 +3,9 @@
 //! rejected calls and failed calls compared. The script mixes commands that run, fail
 //! as they run, and are refused first (argument counts, a transaction's queueing
 //! errors), in and out of `MULTI`: Redis counts a queued command when `EXEC` runs it,
-//! a subcommand under its own name (`config|get`), and a refusal as rejected.
+//! a subcommand under its own name (`config|get`), and a refusal as rejected. Then
+//! `WATCH` across two clients, one watching while the other writes, expires and
+//! flushes: every reply, `EXEC`'s included, Redis's.
 
 #[path = "common/redis_server.rs"]
 mod redis_server;

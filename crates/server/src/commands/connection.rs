@@ -37,7 +37,12 @@ pub(crate) fn hello(conn: &mut Connection, args: &mut Args) -> HostResult {
             "auth" if args.len() >= 2 => {
                 credentials = Some((args.next_arg()?, args.next_arg()?));
             }
-            "setname" if !args.is_empty() => setname = Some(args.next_arg()?),
+            // Checked as it is read, before the login, as Redis does.
+            "setname" if !args.is_empty() => {
+                let name = args.next_arg()?;
+                check_name(name)?;
+                setname = Some(name);
+            }
             _ => {
                 return Err(Reply::Error(format!(
                     "ERR Syntax error in HELLO option '{}'",
@@ -138,14 +143,20 @@ pub(crate) fn auth(conn: &mut Connection, args: &mut Args) -> HostResult {
 }
 
 pub(super) fn set_name(conn: &Connection, name: &[u8]) -> Result<(), Reply> {
-    if name.iter().any(|b| !(b'!'..=b'~').contains(b)) {
-        return Err(err(
-            "ERR Client names cannot contain spaces, newlines or special characters.",
-        ));
-    }
+    check_name(name)?;
     let name = String::from_utf8_lossy(name).into_owned();
     conn.shared.update_client(conn.id, |c| c.name = name);
     Ok(())
+}
+
+/// Redis's rule for a client's name: printable ASCII without spaces.
+fn check_name(name: &[u8]) -> Result<(), Reply> {
+    match name.iter().all(|b| (b'!'..=b'~').contains(b)) {
+        true => Ok(()),
+        false => Err(err(
+            "ERR Client names cannot contain spaces, newlines or special characters.",
+        )),
+    }
 }
 
 pub(crate) fn select(conn: &mut Connection, args: &mut Args) -> HostResult {

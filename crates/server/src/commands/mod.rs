@@ -111,16 +111,31 @@ fn checked(spec: Option<&'static Spec>, request: &[Vec<u8>]) -> Result<&'static 
     }
 }
 
+/// A request refused before it runs. An `EXEC` so refused, in a transaction or not,
+/// is answered as Redis answers it: `EXECABORT Transaction discarded because of: ...`.
+fn rejected(request: &[Vec<u8>], reply: Reply) -> Outcome {
+    let exec = request[0].eq_ignore_ascii_case(b"exec");
+    Outcome::Reply(match reply {
+        Reply::Error(e) if exec => Reply::Error(format!(
+            "EXECABORT Transaction discarded because of: {}",
+            e.strip_prefix("ERR ").unwrap_or(&e)
+        )),
+        other => other,
+    })
+}
+
 /// Runs one command for `conn`.
 pub(crate) fn dispatch(conn: &mut Connection, request: &[Vec<u8>]) -> Outcome {
     let spec = request.first().and_then(|name| table::lookup(name));
-    if !conn.authenticated && !spec.is_some_and(|s| s.flags.contains(&"no_auth")) {
-        return Outcome::Reply(err(NOAUTH));
-    }
+    // Redis 7's order: an unknown command or a wrong argument count first, then the
+    // login.
     let spec = match checked(spec, request) {
         Ok(spec) => spec,
-        Err(reply) => return Outcome::Reply(reply),
+        Err(reply) => return rejected(request, reply),
     };
+    if !conn.authenticated && !spec.flags.contains(&"no_auth") {
+        return rejected(request, err(NOAUTH));
+    }
     // In cluster mode, a command whose keys another node serves is redirected (a write
     // sent to a replica included); otherwise, the namespace of its keys.
     conn.key_ns = match conn.shared.route(spec, request, conn.db, conn.readonly) {

@@ -1,5 +1,5 @@
 //! `INFO [section ...]`: Redis's sections (server, clients, memory, persistence, stats,
-//! replication, modules, cluster, keyspace, commandstats) and rocksketch's own.
+//! replication, cpu, modules, cluster, keyspace, commandstats) and rocksketch's own.
 
 use super::connection::BLOOM_MODULE_VERSION;
 use super::*;
@@ -12,6 +12,7 @@ const DEFAULT: &[&str] = &[
     "persistence",
     "stats",
     "replication",
+    "cpu",
     "modules",
     "cluster",
     "keyspace",
@@ -32,13 +33,14 @@ pub(crate) fn info(conn: &mut Connection, args: &mut Args) -> HostResult {
         every || (default && DEFAULT.contains(&section)) || asked.iter().any(|w| w == section)
     };
     let mut text = String::new();
-    let sections: [(&str, Section); 11] = [
+    let sections: [(&str, Section); 12] = [
         ("server", server),
         ("clients", clients),
         ("memory", memory),
         ("persistence", persistence),
         ("stats", stats),
         ("replication", super::replication::info_section),
+        ("cpu", cpu),
         // As Redis Stack prints it: clients find RedisBloom, and its version, here.
         ("modules", |_, t| {
             let _ = write!(
@@ -64,6 +66,36 @@ pub(crate) fn info(conn: &mut Connection, args: &mut Args) -> HostResult {
         }
     }
     Ok(Reply::Verbatim(text.into_bytes()))
+}
+
+/// The user and system CPU seconds in a `/proc` stat file's fields 14-17 (utime,
+/// stime, cutime, cstime, in the kernel's 100 ticks a second), after the command name
+/// (which may hold spaces and parentheses).
+fn cpu_times(path: &str) -> [f64; 4] {
+    let stat = std::fs::read_to_string(path).unwrap_or_default();
+    let fields: Vec<&str> = match stat.rfind(')') {
+        Some(end) => stat[end + 1..].split_whitespace().collect(),
+        None => Vec::new(),
+    };
+    let seconds = |i: usize| {
+        let ticks: u64 = fields.get(i).and_then(|f| f.parse().ok()).unwrap_or(0);
+        ticks as f64 / 100.0
+    };
+    // Field 3 (the state) is the first after the name.
+    [seconds(11), seconds(12), seconds(13), seconds(14)]
+}
+
+/// Redis's CPU section: the process, its children (none), and the thread answering,
+/// an I/O thread being what Redis's main thread is.
+fn cpu(_conn: &Connection, text: &mut String) {
+    let [user, sys, user_children, sys_children] = cpu_times("/proc/self/stat");
+    let [thread_user, thread_sys, _, _] = cpu_times("/proc/thread-self/stat");
+    let _ = write!(
+        text,
+        "# CPU\r\nused_cpu_sys:{sys:.6}\r\nused_cpu_user:{user:.6}\r\n\
+         used_cpu_sys_children:{sys_children:.6}\r\nused_cpu_user_children:{user_children:.6}\r\n\
+         used_cpu_sys_main_thread:{thread_sys:.6}\r\nused_cpu_user_main_thread:{thread_user:.6}\r\n"
+    );
 }
 
 fn server(conn: &Connection, text: &mut String) {
